@@ -1,0 +1,84 @@
+"""Config spaces of the canonical Triton GEMM.
+
+The grid rules below are structural, not hardware numbers: they drop configs whose warps are badly
+matched to their tile (too few warps for a 256-wide tile makes the fp32 accumulator alone exceed the
+255-register budget; 8 warps on a tiny tile idle most of them) and pipeline depths that are pointless
+for a K step (a 128-deep K step needs few stages; a 32-deep one needs at least 3 to hide latency).
+Whether a config fits a given GPU is decided later by hwspecs.occupancy with real resource numbers;
+configs that do not fit are recorded as failures, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from wavetune.config import LaunchConfig
+from wavetune.records import read_jsonl_file
+
+# The Triton tutorial's default for large problems, and the issue's/guide's "default config".
+DEFAULT_CONFIG = LaunchConfig(128, 256, 64, GROUP_M=8, num_warps=8, num_stages=3)
+
+# Configs with 1, 2, 3 and 8 CTAs/SM on an H200 in bf16 (guide: the wave-staircase study), plus neighbours.
+WAVE_STUDY = (
+    LaunchConfig(128, 128, 64, 8, 4, 4),
+    LaunchConfig(128, 128, 64, 8, 4, 2),
+    LaunchConfig(64, 128, 64, 8, 4, 3),
+    LaunchConfig(64, 64, 32, 8, 4, 2),
+    LaunchConfig(128, 256, 64, 8, 8, 3),
+    LaunchConfig(64, 64, 64, 8, 4, 4),
+    LaunchConfig(128, 64, 32, 8, 4, 3),
+    LaunchConfig(32, 64, 64, 8, 4, 3),
+)
+
+
+def broad_space() -> list[LaunchConfig]:
+    """The broad grid profiled on the H200 (172 configs before hardware limits)."""
+    out = []
+    for bm, bn, bk, w, s in itertools.product((16, 32, 64, 128, 256), (32, 64, 128, 256), (32, 64, 128),
+                                              (4, 8), (2, 3, 4, 5)):
+        acc_per_thread = bm * bn // (w * 32)
+        if acc_per_thread > 128:          # fp32 accumulator alone would take > half the 255-reg budget
+            continue
+        if w == 8 and bm * bn < 128 * 64:  # 8 warps on a small tile: most warps idle
+            continue
+        if w == 4 and bm * bn > 128 * 128:
+            continue
+        if bm == 256 and bn < 128:        # tall-thin tiles re-read B; never competitive in the tutorial's tables
+            continue
+        if (bk == 128 and s > 3) or (bk == 32 and s < 3) or (s == 5 and bk != 32):
+            continue
+        out.append(LaunchConfig(bm, bn, bk, 8, w, s))
+    return out
+
+
+def grouping_variants() -> list[LaunchConfig]:
+    """A few configs with other GROUP_M values, to measure how much launch order matters (micro parameter)."""
+    base = (LaunchConfig(128, 128, 64, 8, 4, 3), LaunchConfig(64, 128, 64, 8, 4, 3), LaunchConfig(128, 256, 64, 8, 8, 3))
+    return [LaunchConfig(c.BLOCK_M, c.BLOCK_N, c.BLOCK_K, g, c.num_warps, c.num_stages) for c in base for g in (1, 4, 16)]
+
+
+NAMED_SPACES = {
+    "broad": broad_space,
+    "wave-study": lambda: list(WAVE_STUDY),
+    "grouping": grouping_variants,
+    "default": lambda: [DEFAULT_CONFIG],
+}
+
+
+def load_space(spec: str) -> list[LaunchConfig]:
+    """A named space (see NAMED_SPACES, '+'-joined) or a JSONL file with one config object per line."""
+    p = Path(spec)
+    if p.exists():
+        recs = read_jsonl_file(p)
+        cfgs = [LaunchConfig.from_dict(r.get("config", r), f"{p}:{i}") for i, r in enumerate(recs, 1)]
+    else:
+        cfgs = []
+        for name in spec.split("+"):
+            if name not in NAMED_SPACES:
+                raise ValueError(f"config space {name!r}: no such file and not a named space; "
+                                 f"named spaces: {sorted(NAMED_SPACES)}")
+            cfgs.extend(NAMED_SPACES[name]())
+    if not cfgs:
+        raise ValueError(f"config space {spec!r} is empty")
+    return list(dict.fromkeys(cfgs))  # de-duplicate, keep order

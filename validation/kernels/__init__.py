@@ -1,0 +1,1 @@
+"""Triton kernels that the simulator models (need the `gpu` extra: torch and triton)."""

@@ -1,0 +1,319 @@
+"""GPU profiler for the canonical Triton GEMM: `wavetune profile`.
+
+For every (shape, config) not yet in the output file: compile (configs are compiled first, in parallel
+processes), run once and check the result against torch, then time it (CUDA events around each run,
+L2 flushed before each run, median of repeats) and append one record (schema: validation.measurements)
+with flush + fsync. Failures are records too, with a reason. On restart the file is read back, a torn
+last line from a killed run is cut off, and only what is missing is measured: no duplicate, no loss.
+
+On a machine with no GPU the same loop runs under TRITON_INTERPRET=1 on CPU tensors with a wall-clock
+timer (device="cpu"): slow, for tests of the loop itself, never for timings anyone should trust.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from validation.measurements import SCHEMA_VERSION, record_key
+from wavetune.config import GemmProblem, LaunchConfig
+from wavetune.records import dumps
+
+# Relative Frobenius error ||C - C_ref|| / ||C_ref|| accepted per dtype (C_ref in fp32 from the same
+# rounded inputs). bf16 output rounding alone is ~2^-9 = 2e-3; fp32 inputs go through tf32 (~5e-4).
+TOLERANCE = {"bf16": 1e-2, "fp16": 5e-3, "fp32": 5e-3}
+# Bytes zeroed before every timed run to evict the previous run's data from L2; 4x the largest L2
+# among shipped NVIDIA GPUs (B200: 126.5 MiB, hwspecs/data/gpus/b200.toml) and what do_bench uses.
+L2_FLUSH_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class ProfileOptions:
+    gpu: str                         # hwspecs id recorded in each record (e.g. "h200")
+    dtype: str = "bf16"
+    target_ms: float = 25.0          # timed repeats per record aim at this much kernel time...
+    min_reps: int = 5                # ...within these bounds
+    max_reps: int = 50
+    budget_s: float | None = None    # stop cleanly (all written records kept) after this long
+    compile_workers: int = 0         # 0: one per CPU core (at most 16)
+    compile_timeout_s: float = 180.0
+    with_cublas: bool = True         # also time torch.matmul (cuBLAS) once per shape
+    retry_failed: bool = False       # re-measure records whose status is not "ok"
+    seed: int = 0
+    device: str = "cuda"             # "cpu" runs the Triton interpreter (tests only)
+    log: Callable[[str], None] = field(default=lambda s: print(s, file=sys.stderr, flush=True))
+
+
+# --------------------------------------------------------------------------------------------- output file
+def read_existing(path: Path, retry_failed: bool = False) -> set[tuple]:
+    """Keys already measured. A torn last line (a run killed mid-write) is cut off so appends stay valid."""
+    done: set[tuple] = set()
+    if not path.exists():
+        return done
+    data = path.read_bytes()
+    good_end = data.rfind(b"\n") + 1
+    if good_end < len(data):  # partial record with no newline: drop it, it will be measured again
+        with path.open("r+b") as f:
+            f.truncate(good_end)
+    for lineno, line in enumerate(data[:good_end].decode().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg}); fix or delete that line and "
+                             f"run again, the other records are kept") from None
+        if retry_failed and rec.get("status") != "ok":
+            continue
+        done.add(record_key(rec))
+    return done
+
+
+def append_record(f, rec: dict) -> None:
+    f.write(dumps(rec) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+# --------------------------------------------------------------------------------------------- environment
+def environment(device: str) -> dict:
+    import torch
+    import triton
+
+    env = {"torch": torch.__version__.split("+")[0], "triton": triton.__version__, "cuda": torch.version.cuda}
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        env.update(gpu_name=props.name, sm_count=props.multi_processor_count)
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            h = pynvml.nvmlDeviceGetHandleByIndex(0)
+            env["driver"] = pynvml.nvmlSystemGetDriverVersion()
+            env["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)
+            env["max_mem_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)
+            env["power_limit_w"] = pynvml.nvmlDeviceGetPowerManagementLimit(h) / 1000
+        except Exception as e:  # NVML is optional: records stay valid without clocks
+            env["nvml_error"] = str(e)
+    else:
+        env.update(gpu_name="cpu (TRITON_INTERPRET=1)")
+    return env
+
+
+class _Clock:
+    """Current SM clock through NVML when there is one (records carry it to spot throttling)."""
+
+    def __init__(self, device: str):
+        self.h = None
+        if device == "cuda":
+            try:
+                import pynvml
+
+                pynvml.nvmlInit()
+                self.h, self.nvml = pynvml.nvmlDeviceGetHandleByIndex(0), pynvml
+            except Exception:
+                self.h = None
+
+    def sm_mhz(self) -> int | None:
+        return self.nvml.nvmlDeviceGetClockInfo(self.h, self.nvml.NVML_CLOCK_SM) if self.h is not None else None
+
+
+# --------------------------------------------------------------------------------------------- compile
+def _spec_class(p: GemmProblem) -> tuple:
+    """Triton specializes integer arguments by ==1 and %16==0: shapes in one class share a binary."""
+    return tuple((v == 1, v % 16 == 0) for v in (p.M, p.N, p.K))
+
+
+def _compile_one(args):
+    M, N, K, dtype, cfg_dict = args
+    import torch
+
+    from validation.kernels.gemm import warmup
+
+    try:
+        k = warmup(M, N, K, getattr(torch, _TORCH_DTYPE[dtype]), LaunchConfig.from_dict(cfg_dict))
+        return "ok", {"n_regs": getattr(k, "n_regs", None), "n_spills": getattr(k, "n_spills", None),
+                      "shared_bytes": getattr(getattr(k, "metadata", None), "shared", None)}
+    except Exception as e:
+        return "compile_error", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:500]
+
+
+_TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+def precompile(todo: list[tuple[GemmProblem, LaunchConfig]], opts: ProfileOptions) -> dict[tuple, str]:
+    """Compile every (config, specialization class) in parallel processes to fill Triton's disk cache.
+    Returns {(config key, class): reason} for compiles that timed out: those are recorded as timeouts.
+    Other failures are only counted here: the launch in the main process compiles again and records
+    the real error (so a broken worker environment can never turn good configs into failures)."""
+    jobs = {}
+    for p, c in todo:
+        jobs.setdefault((c.key, _spec_class(p)), (p.M, p.N, p.K, p.dtype, c.to_dict()))
+    if not jobs or opts.device != "cuda":
+        return {}
+    workers = opts.compile_workers or min(16, os.cpu_count() or 1)
+    failures: dict[tuple, str] = {}
+    n_failed = 0
+    t0 = time.perf_counter()
+    import multiprocessing as mp
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+        futs = {key: ex.submit(_compile_one, args) for key, args in jobs.items()}
+        for key, fut in futs.items():
+            try:
+                status, info = fut.result(timeout=opts.compile_timeout_s)
+            except FutureTimeout:
+                failures[key] = f"timeout: compile took over {opts.compile_timeout_s:.0f} s"
+                continue
+            except Exception as e:  # a worker crashed (e.g. compiler segfault): the main loop retries
+                status, info = "compile_error", f"worker died ({type(e).__name__})"
+            if status != "ok":
+                n_failed += 1
+                if n_failed <= 3:
+                    opts.log(f"compile of {key[0]} failed in a worker: {info}")
+        ex.shutdown(wait=False, cancel_futures=True)
+    opts.log(f"compiled {len(jobs)} binaries in {time.perf_counter() - t0:.1f} s with {workers} processes, "
+             f"{n_failed} failed, {len(failures)} timed out")
+    return failures
+
+
+# --------------------------------------------------------------------------------------------- timing
+class _Bench:
+    def __init__(self, device: str):
+        import torch
+
+        self.torch, self.device = torch, device
+        self.flush_buf = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if device == "cuda" else None
+
+    def times_ms(self, fn: Callable[[], object], reps: int) -> list[float]:
+        torch = self.torch
+        if self.device != "cuda":
+            out = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                fn()
+                out.append((time.perf_counter() - t) * 1e3)
+            return out
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for i in range(reps):
+            self.flush_buf.zero_()  # evict L2; also keeps the GPU busy while the CPU issues the launch
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+# --------------------------------------------------------------------------------------------- main loop
+def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str | Path,
+                opts: ProfileOptions) -> dict:
+    """Measure every (shape, config) missing from `out`. Returns counts by status."""
+    import torch
+
+    from validation.kernels.gemm import gemm
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    done = read_existing(out, opts.retry_failed)
+    base = {"schema": SCHEMA_VERSION, "kernel": "gemm", "gpu": opts.gpu}
+
+    def key_of(p: GemmProblem, c: LaunchConfig | None, backend: str) -> tuple:
+        return record_key({**base, "backend": backend, **p.to_record(), "config": c.to_dict() if c else None})
+
+    shapes = [GemmProblem(p.M, p.N, p.K, opts.dtype) for p in shapes]
+    todo = [(p, c) for p in shapes for c in configs if key_of(p, c, "triton") not in done]
+    cublas_todo = {p for p in shapes if opts.with_cublas and key_of(p, None, "cublas") not in done}
+    opts.log(f"{out}: {len(done)} records already there; {len(todo)} triton + {len(cublas_todo)} cublas to measure")
+    counts: dict[str, int] = {}
+    if not todo and not cublas_todo:
+        return counts
+
+    env = environment(opts.device)
+    failures = precompile(todo, opts)
+    bench = _Bench(opts.device)
+    clock = _Clock(opts.device)
+    tdtype = getattr(torch, _TORCH_DTYPE[opts.dtype])
+    torch.backends.cuda.matmul.allow_tf32 = False
+    gen = torch.Generator(device=opts.device).manual_seed(opts.seed)
+    rng = random.Random(opts.seed)
+    by_shape: dict[GemmProblem, list[LaunchConfig]] = {}
+    for p, c in todo:
+        by_shape.setdefault(p, []).append(c)
+    for p in cublas_todo:
+        by_shape.setdefault(p, [])
+
+    with out.open("a") as f:
+        for p, cfgs in by_shape.items():
+            if opts.budget_s is not None and time.perf_counter() - t_start > opts.budget_s:
+                opts.log(f"budget of {opts.budget_s:.0f} s reached: stopping; run again to resume")
+                break
+            a = torch.randn((p.M, p.K), device=opts.device, dtype=torch.float32, generator=gen).to(tdtype)
+            b = torch.randn((p.K, p.N), device=opts.device, dtype=torch.float32, generator=gen).to(tdtype)
+            ref = a.float() @ b.float()
+            ref_norm = float(torch.linalg.vector_norm(ref))
+            c_buf = torch.empty((p.M, p.N), device=opts.device, dtype=tdtype)
+            rng.shuffle(cfgs)  # no config always runs first (or last) on a shape: spreads clock drift
+
+            def finish(cfg, backend, status, **fields):
+                rec = {**base, "backend": backend, "dtype": p.dtype, "M": p.M, "N": p.N, "K": p.K,
+                       "config": cfg.to_dict() if cfg else None, "status": status, **fields,
+                       "sm_clock_mhz": clock.sm_mhz(), "env": env,
+                       "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+                if status != "ok":
+                    rec.setdefault("ms", None)
+                append_record(f, rec)
+                counts[status] = counts.get(status, 0) + 1
+
+            def measure(fn, cfg, backend, extra):
+                c_buf.fill_(float("nan"))  # poison: every element must be written
+                fn()
+                if opts.device == "cuda":
+                    torch.cuda.synchronize()
+                err = float(torch.linalg.vector_norm(c_buf.float() - ref)) / max(ref_norm, 1e-30)
+                if not err <= TOLERANCE[p.dtype]:  # also catches NaN
+                    finish(cfg, backend, "wrong_result", rel_err=err if err == err else None,
+                           reason=f"relative error {err:.3g} > {TOLERANCE[p.dtype]:g}", **extra)
+                    return
+                est = statistics.median(bench.times_ms(fn, 3))
+                reps = int(min(opts.max_reps, max(opts.min_reps, opts.target_ms / max(est, 1e-3))))
+                ts = bench.times_ms(fn, reps)
+                finish(cfg, backend, "ok", ms=statistics.median(ts), ms_p20=_quantile(ts, 0.2),
+                       ms_p80=_quantile(ts, 0.8), reps=reps, rel_err=err, **extra)
+
+            if p in cublas_todo:
+                measure(lambda: torch.matmul(a, b, out=c_buf), None, "cublas", {})
+            for cfg in cfgs:
+                fail = failures.get((cfg.key, _spec_class(p)))
+                if fail:
+                    status, _, reason = fail.partition(": ")
+                    finish(cfg, "triton", status, reason=reason)
+                    continue
+                try:
+                    _, handle = gemm(a, b, cfg, c_buf)
+                except Exception as e:
+                    name = type(e).__name__
+                    status = "out_of_resources" if name == "OutOfResources" else "error"
+                    finish(cfg, "triton", status, reason=f"{name}: {str(e).splitlines()[0] if str(e) else ''}"[:500])
+                    continue
+                extra = {"n_regs": getattr(handle, "n_regs", None), "n_spills": getattr(handle, "n_spills", None),
+                         "shared_bytes": getattr(getattr(handle, "metadata", None), "shared", None)}
+                measure(lambda: gemm(a, b, cfg, c_buf), cfg, "triton", extra)
+            del a, b, ref, c_buf
+    opts.log(f"done in {time.perf_counter() - t_start:.1f} s: {counts}")
+    return counts

@@ -1,0 +1,65 @@
+"""Named GEMM shape sets used for profiling and validation (M x N x K).
+
+LLM layer shapes are (N, K) of real linear layers; M is the token count of a batch. Names say where
+each (N, K) comes from so that held-out splits can be made by layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wavetune.config import GemmProblem
+from wavetune.records import read_jsonl_file
+
+# (name, N, K): linear layers of Llama-3 8B (unsharded) and Llama-3 70B with 8-way tensor parallelism.
+LLM_LAYERS = (
+    ("llama3-8b.qkv", 6144, 4096),
+    ("llama3-8b.o", 4096, 4096),
+    ("llama3-8b.gate_up", 28672, 4096),
+    ("llama3-8b.down", 4096, 14336),
+    ("llama3-70b-tp8.qkv", 1280, 8192),
+    ("llama3-70b-tp8.o", 8192, 1024),
+    ("llama3-70b-tp8.gate_up", 7168, 8192),
+    ("llama3-70b-tp8.down", 8192, 3584),
+)
+LLM_M = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+
+
+def llm_shapes(dtype: str = "bf16") -> list[GemmProblem]:
+    return [GemmProblem(m, n, k, dtype) for _, n, k in LLM_LAYERS for m in LLM_M]
+
+
+def m_sweep(dtype: str = "bf16") -> list[GemmProblem]:
+    """Latency vs M across several wave boundaries of every wave-study config (N = K = 4096)."""
+    return [GemmProblem(m, 4096, 4096, dtype) for m in range(64, 8192 + 1, 64)]
+
+
+def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
+    """Latency vs K (the inner-loop length L) at fixed grids: one and three waves of 128x128 tiles."""
+    return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
+
+
+NAMED_SHAPES = {"llm": llm_shapes, "m-sweep": m_sweep, "k-sweep": k_sweep}
+
+
+def parse_shape(text: str, dtype: str) -> GemmProblem:
+    try:
+        m, n, k = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"shape {text!r}: expected MxNxK, e.g. 512x4096x4096") from None
+    return GemmProblem(m, n, k, dtype)
+
+
+def load_shapes(spec: str, dtype: str = "bf16") -> list[GemmProblem]:
+    """Named sets ('+'-joined), a JSONL file of {M, N, K[, dtype]} objects, or a comma list of MxNxK."""
+    p = Path(spec)
+    if p.exists():
+        return [GemmProblem.from_record({"dtype": dtype, **r}, f"{p}:{i}") for i, r in enumerate(read_jsonl_file(p), 1)]
+    out: list[GemmProblem] = []
+    for part in spec.split("+") if "x" not in spec else [spec]:
+        if part in NAMED_SHAPES:
+            out.extend(NAMED_SHAPES[part](dtype))
+        elif "x" in part:
+            out.extend(parse_shape(s.strip(), dtype) for s in part.split(",") if s.strip())
+        else:
+            raise ValueError(f"shapes {part!r}: not a file, not MxNxK and not a named set; named sets: {sorted(NAMED_SHAPES)}")
+    return list(dict.fromkeys(out))

@@ -1,0 +1,52 @@
+"""The `wavetune` command. Each package contributes its subcommands through a `register(subparsers)`
+function in its own `cli` module, so the command grows with the packages without one big file."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules that add subcommands, in the order `wavetune --help` lists them.
+COMMAND_MODULES = ("hwspecs.cli", "wavetune.predict", "wavesim.cli", "tuner.cli", "validation.cli")
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line on stderr, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="wavetune", description=__doc__.split("\n")[0])
+    from wavetune import __version__
+
+    parser.add_argument("--version", action="version", version=f"wavetune {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:  # the package has no commands yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (CLIError, ValueError, KeyError, FileNotFoundError, OSError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"wavetune {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `wavetune predict ... | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""JSONL reading and writing shared by predict, select, profile and the measurement loaders.
+
+A malformed line never stops a batch: readers yield it as a `BadLine` with its line number, and the
+caller writes an error record in its place so that output order matches input order."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+
+@dataclass(frozen=True)
+class BadLine:
+    lineno: int
+    text: str
+    error: str
+
+
+def iter_jsonl(stream: IO[str], source: str = "<stdin>") -> Iterator[tuple[int, dict[str, Any] | BadLine]]:
+    """Yield (line number, object) for each non-blank line; a line that is not a JSON object is a BadLine."""
+    for lineno, line in enumerate(stream, start=1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as e:
+            yield lineno, BadLine(lineno, text, f"{source}:{lineno}: not valid JSON ({e.msg} at column {e.colno})")
+            continue
+        if not isinstance(obj, dict):
+            yield lineno, BadLine(lineno, text, f"{source}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            continue
+        yield lineno, obj
+
+
+@contextlib.contextmanager
+def open_in(path: str | None):
+    if path in (None, "-"):
+        yield sys.stdin
+    else:
+        p = Path(path)
+        if not p.exists():
+            raise FileNotFoundError(f"input file {path} does not exist")
+        with p.open() as f:
+            yield f
+
+
+@contextlib.contextmanager
+def open_out(path: str | None):
+    if path in (None, "-"):
+        yield sys.stdout
+        sys.stdout.flush()
+    else:
+        with Path(path).open("w") as f:
+            yield f
+
+
+def dumps(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, separators=(", ", ": "))
+
+
+def read_jsonl_file(path: str | Path) -> list[dict[str, Any]]:
+    """Read a whole JSONL file, raising a ValueError that names the file and line of the first bad line."""
+    out = []
+    with Path(path).open() as f:
+        for _, obj in iter_jsonl(f, str(path)):
+            if isinstance(obj, BadLine):
+                raise ValueError(f"{obj.error}; fix or remove that line")
+            out.append(obj)
+    return out
