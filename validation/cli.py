@@ -13,6 +13,11 @@ def _profile(args: argparse.Namespace) -> int:
     if args.kernel != "gemm":
         raise ValueError(f"--kernel {args.kernel!r}: only 'gemm' can be profiled so far")
     shapes = load_shapes(args.shapes, args.dtype)
+    if args.shard:
+        i, n = (int(x) for x in args.shard.split("/"))
+        if not 0 <= i < n:
+            raise ValueError(f"--shard {args.shard}: expected I/N with 0 <= I < N")
+        shapes = shapes[i::n]
     configs = load_space(args.configs)
     if args.device == "cuda":
         import torch
@@ -44,6 +49,16 @@ def register(sub) -> None:
     p.add_argument("--jobs", type=int, default=0, help="parallel compile processes (0: one per core, at most 16)")
     p.add_argument("--no-cublas", action="store_true", help="do not time torch.matmul for each shape")
     p.add_argument("--retry-failed", action="store_true", help="measure again the records whose status is not ok")
+    p.add_argument("--shard", default=None, help="I/N: measure only shapes I, I+N, I+2N ... (one process per GPU)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: run under TRITON_INTERPRET=1 (tests of the profiler only)")
     p.set_defaults(func=_profile)
+
+
+if __name__ == "__main__":  # `python3 -m validation.cli profile ...`: the profiler alone, for GPU machines
+    import sys
+
+    _parser = argparse.ArgumentParser(prog="python3 -m validation.cli")
+    register(_parser.add_subparsers(dest="command", required=True))
+    _args = _parser.parse_args()
+    sys.exit(_args.func(_args))

@@ -97,7 +97,7 @@ def environment(device: str) -> dict:
             import pynvml
 
             pynvml.nvmlInit()
-            h = pynvml.nvmlDeviceGetHandleByIndex(0)
+            h = _nvml_handle(pynvml)
             env["driver"] = pynvml.nvmlSystemGetDriverVersion()
             env["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)
             env["max_mem_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)
@@ -107,6 +107,17 @@ def environment(device: str) -> dict:
     else:
         env.update(gpu_name="cpu (TRITON_INTERPRET=1)")
     return env
+
+
+def _nvml_handle(pynvml):
+    """NVML handle of torch's device 0 (NVML ignores CUDA_VISIBLE_DEVICES, so match by UUID)."""
+    import torch
+
+    uuid = str(torch.cuda.get_device_properties(0).uuid)
+    try:
+        return pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else "GPU-" + uuid)
+    except Exception:
+        return pynvml.nvmlDeviceGetHandleByIndex(0)
 
 
 class _Clock:
@@ -119,7 +130,7 @@ class _Clock:
                 import pynvml
 
                 pynvml.nvmlInit()
-                self.h, self.nvml = pynvml.nvmlDeviceGetHandleByIndex(0), pynvml
+                self.h, self.nvml = _nvml_handle(pynvml), pynvml
             except Exception:
                 self.h = None
 
