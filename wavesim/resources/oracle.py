@@ -1,0 +1,254 @@
+"""Exact resource oracle: compile the canonical Triton GEMM for any target GPU on a CPU-only machine.
+
+How a real launch is reproduced (Triton 3.6, read from triton/runtime/jit.py):
+``JITFunction.run`` binds the arguments with a binder made by ``create_function_from_signature`` over the
+target's backend, which calls Triton's native ``specialize_impl`` on every non-constexpr argument:
+pointers get ``tt.divisibility=16`` when ``data_ptr() % 16 == 0`` (torch allocations are 256-byte aligned),
+integers get ``tt.divisibility=16`` when divisible by 16 and become the constexpr ``1`` when equal to 1
+(our unit strides stride_ak, stride_bn, stride_cn). ``JITFunction._pack_args`` then turns that into
+(options, signature, constexprs, attrs), and ``_do_compile`` calls
+``triton.compile(ASTSource(fn, signature, constexprs, attrs), target=target, options=options.__dict__)``.
+We call the very same three functions (binder, ``_pack_args``, ``triton.compile``) with a
+``GPUTarget("cuda", <cc>, 32)`` instead of the active driver's target, and with pointer stand-ins whose
+``data_ptr()`` is 0 (aligned, exactly like ``triton.runtime.jit.MockTensor`` used by ``kernel.warmup``).
+Nothing is approximated: the same TTIR -> TTGIR -> LLIR -> PTX -> cubin pipeline and the same ptxas run.
+
+What is read, and from where:
+
+* registers/thread and spills: from the cubin, with the ``cuobjdump`` that Triton ships
+  (``triton/backends/nvidia/bin/cuobjdump --dump-resource-usage``), fields ``REG`` and ``LOCAL``.
+  Chosen over parsing ptxas ``-v`` output because the cubin is already produced and stored by
+  ``triton.compile`` (``kernel.asm["cubin"]``): no second ptxas run, no dependence on Triton's ptxas
+  flags or log format. On a GPU, Triton's launcher reads ``CU_FUNC_ATTRIBUTE_NUM_REGS`` (= REG) and
+  ``CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`` and reports ``n_spills = local_bytes // 4``
+  (triton/backends/nvidia/driver.c, ``loadBinary``); we report the same ``spills = LOCAL // 4``.
+* shared memory: ``kernel.metadata.shared`` (bytes of dynamic shared memory the launcher requests; the
+  same value validation/profiler.py records as ``shared_bytes``). The cubin's static ``SHARED`` is kept
+  as ``static_smem_bytes`` for reference.
+
+Results (also failures, with a reason) are cached on disk, one JSON per entry, under
+``$WAVETUNE_CACHE_DIR`` (default ``~/.cache/wavetune``)/``resources/triton-<version>/<arch>/<dtype>/<key>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from wavetune.config import DTYPE_BYTES, LaunchConfig
+
+# Bump when the way records are produced changes (it is part of every record and of the cache path).
+ORACLE_FORMAT = 1
+
+# Default problem used to build the specialization: every size and stride divisible by 16, which is what
+# a real launch of a 16-aligned problem gets (all of validation/shapesets' shapes are multiples of 16
+# unless stated otherwise). Only divisibility matters, not the values (see module docstring).
+DEFAULT_PROBLEM = (4096, 4096, 4096)
+
+_TL_DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+class OracleUnavailable(RuntimeError):
+    """Raised when triton (or its NVIDIA backend) is not importable here."""
+
+
+def parse_arch(arch: str) -> tuple[str, Any]:
+    """'sm_90' -> ('cuda', 90); 'sm_90a' -> ('cuda', 90); 'gfx942' -> ('hip', 'gfx942')."""
+    if not isinstance(arch, str):
+        raise ValueError(f"arch {arch!r}: expected a string like 'sm_90' or 'gfx942'")
+    m = re.fullmatch(r"sm_?(\d{2,3})a?", arch)
+    if m:
+        return "cuda", int(m.group(1))
+    if re.fullmatch(r"gfx[0-9a-f]{3,4}", arch):
+        return "hip", arch
+    raise ValueError(f"unknown arch {arch!r}: expected an NVIDIA arch name like 'sm_90' (as "
+                     f"hwspecs.load_gpu(...).arch.name gives) or an AMD one like 'gfx942'")
+
+
+def check_dtype(dtype: str) -> str:
+    if dtype not in DTYPE_BYTES:
+        raise ValueError(f"dtype {dtype!r}: unsupported; use one of {sorted(DTYPE_BYTES)} "
+                         f"(fp32 operands run tl.dot in tf32 on sm_80+)")
+    return dtype
+
+
+def triton_version() -> str | None:
+    try:
+        import triton
+    except Exception:  # noqa: BLE001 - any import failure means "no oracle here"
+        return None
+    return triton.__version__
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("WAVETUNE_CACHE_DIR") or Path.home() / ".cache" / "wavetune")
+
+
+def _problem_tag(problem: tuple[int, int, int] | None) -> str:
+    """Tag for the specialization class of a problem (empty for the default, all-16-divisible one)."""
+    if problem is None:
+        return ""
+    M, N, K = problem
+    sig = "".join("D" if v % 16 == 0 else ("1" if v == 1 else "x") for v in (M, N, K))
+    return "" if sig == "DDD" else f"_spec{sig}"
+
+
+def cache_path(config: LaunchConfig, arch: str, dtype: str, version: str,
+               problem: tuple[int, int, int] | None = None) -> Path:
+    return (cache_root() / "resources" / f"triton-{version}" / arch / dtype
+            / f"{config.key}{_problem_tag(problem)}.json")
+
+
+class _Pointer:
+    """Stand-in for a tensor argument: what Triton's specializer reads (dtype, data_ptr), like MockTensor."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    @staticmethod
+    def data_ptr() -> int:
+        return 0  # 16-byte aligned, as every torch allocation is (caching allocator: 512-byte blocks)
+
+
+def _cuobjdump_path() -> Path:
+    import triton
+
+    return Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+
+
+_RES_RE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+
+
+def cubin_resources(cubin: bytes) -> dict[str, int]:
+    """REG / STACK / SHARED / LOCAL of the single kernel in a cubin, via the cuobjdump Triton ships."""
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "k.cubin"
+        p.write_bytes(cubin)
+        out = subprocess.run([str(_cuobjdump_path()), "--dump-resource-usage", str(p)],
+                             capture_output=True, text=True, check=True).stdout
+    m = _RES_RE.search(out)
+    if not m:
+        raise RuntimeError(f"cuobjdump output not understood:\n{out}")
+    reg, stack, shared, local = (int(x) for x in m.groups())
+    return {"regs": reg, "stack_bytes": stack, "static_smem_bytes": shared, "local_bytes": local}
+
+
+def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, int, int]):
+    """Compile exactly what ``gemm_kernel[grid](...)`` would for this config on ``arch``; returns the kernel."""
+    try:
+        import triton
+        import triton.language as tl
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource, make_backend
+        from triton.runtime.jit import create_function_from_signature
+    except Exception as e:  # noqa: BLE001
+        raise OracleUnavailable(f"triton is not importable ({e}); install the 'gpu' extra "
+                                f"(pip install 'triton==3.6.0') or use source='table'/'estimate'") from e
+    from validation.kernels.gemm import gemm_kernel as kernel
+
+    backend_name, cc = parse_arch(arch)
+    target = GPUTarget(backend_name, cc, 32 if backend_name == "cuda" else 64)
+    backend = make_backend(target)
+    binder = create_function_from_signature(kernel.signature, kernel.params, backend)
+    tdt = getattr(tl, _TL_DTYPE_NAMES[dtype])
+    a = b = c = _Pointer(tdt)
+    M, N, K = problem
+    # A row-major MxK, B row-major KxN, C row-major MxN: the strides gemm() passes (validation/kernels/gemm.py).
+    args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+    kwargs = dict(BLOCK_M=config.BLOCK_M, BLOCK_N=config.BLOCK_N, BLOCK_K=config.BLOCK_K, GROUP_M=config.GROUP_M,
+                  num_warps=config.num_warps, num_stages=config.num_stages)
+    # JITFunction.run adds these two before binding (jit.py); debug defaults to off.
+    kwargs["debug"] = False
+    kwargs["instrumentation_mode"] = triton.knobs.compilation.instrumentation_mode
+    bound, specialization, options = binder(*args, **kwargs)
+    options, signature, constexprs, attrs = kernel._pack_args(backend, kwargs, bound, specialization, options)
+    src = ASTSource(kernel, signature, constexprs, attrs)
+    return triton.compile(src, target=target, options=options.__dict__)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    # Triton's CompilationError puts the message after the source excerpt; keep the most telling line.
+    lines = [ln.strip() for ln in text if ln.strip()]
+    msg = next((ln for ln in reversed(lines) if "error" in ln.lower() or "unsupported" in ln.lower()),
+               lines[-1] if lines else "")
+    return f"{type(e).__name__}: {msg}"[:300]
+
+
+def compile_record(config: LaunchConfig, arch: str, dtype: str,
+                   problem: tuple[int, int, int] | None = None) -> dict[str, Any]:
+    """Compile one config and return its record (never raises for a compile failure)."""
+    check_dtype(dtype)
+    backend_name, _ = parse_arch(arch)
+    version = triton_version()
+    if version is None:
+        raise OracleUnavailable("triton is not importable; install triton==3.6.0 or use source='table'/'estimate'")
+    rec: dict[str, Any] = {"config": config.key, "arch": arch, "dtype": dtype, "triton": version,
+                           "oracle_format": ORACLE_FORMAT, "num_warps": config.num_warps}
+    if problem is not None:
+        rec["problem"] = list(problem)
+    t0 = time.perf_counter()
+    try:
+        k = _compile(config, arch, dtype, problem or DEFAULT_PROBLEM)
+        md = k.metadata
+        rec["smem_bytes"] = int(md.shared)
+        if backend_name == "cuda":
+            res = cubin_resources(k.asm["cubin"])
+            rec.update(status="ok", regs_per_thread=res["regs"], spills=res["local_bytes"] // 4,
+                       local_bytes=res["local_bytes"], stack_bytes=res["stack_bytes"],
+                       static_smem_bytes=res["static_smem_bytes"])
+        else:  # AMD: the HIP backend fills these from the AMDGPU assembler's metadata
+            rec.update(status="ok", vgprs=int(getattr(md, "vgpr_count", 0) or 0),
+                       agprs=int(getattr(md, "agpr_count", 0) or 0),
+                       regs_per_thread=int(getattr(md, "vgpr_count", 0) or 0) + int(getattr(md, "agpr_count", 0) or 0),
+                       spills=int(getattr(md, "vgpr_spill_count", 0) or 0), lds_bytes=int(md.shared))
+    except OracleUnavailable:
+        raise
+    except Exception as e:  # noqa: BLE001 - a compile failure is a result with a reason
+        rec.update(status="error", reason=_first_line(e))
+    rec["compile_s"] = round(time.perf_counter() - t0, 3)
+    return rec
+
+
+def oracle_record(config: LaunchConfig, arch: str, dtype: str, *, problem: tuple[int, int, int] | None = None,
+                  use_cache: bool = True) -> dict[str, Any]:
+    """The record for (config, arch, dtype): from the on-disk cache when present, else compiled and cached."""
+    check_dtype(dtype)
+    parse_arch(arch)
+    version = triton_version()
+    if version is None:
+        raise OracleUnavailable("triton is not importable; install triton==3.6.0 or use source='table'/'estimate'")
+    path = cache_path(config, arch, dtype, version, problem)
+    if use_cache:
+        cached = read_cached(path)
+        if cached is not None:
+            return cached
+    rec = compile_record(config, arch, dtype, problem)
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(rec, sort_keys=True))
+        os.replace(tmp, path)
+    return rec
+
+
+def read_cached(path: Path) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return rec if rec.get("oracle_format") == ORACLE_FORMAT else None
+
+
+def cached_record(config: LaunchConfig, arch: str, dtype: str) -> dict[str, Any] | None:
+    """The cached record if one exists for the installed triton (no compile); None otherwise."""
+    version = triton_version()
+    if version is None:
+        return None
+    return read_cached(cache_path(config, arch, dtype, version))
