@@ -1,0 +1,148 @@
+"""Exact closed form of the engine model for launches whose CTAs are all alike.
+
+With identical CTAs and no jitter the discrete-event run has a fixed shape:
+
+* Full waves. n_full = G // (S*K) times, every slot of every SM is filled at once (breadth-first,
+  every SM gets K), every CTA spends fixed_s, then shares its SM with K-1 others
+  (share = min(solo_frac, 1/K)) and DRAM with S*K-1 others; all end together after
+  T_full = fixed_s + 1 / r_full, and the next wave is dispatched at that instant.
+* The partial last wave of R = G mod (S*K) CTAs is dealt breadth-first: with q = R // S and
+  r = R % S, SMs 0..r-1 hold q+1 CTAs (group A) and SMs r..S-1 hold q (group B, empty when
+  q = 0). After fixed_s both groups enter their fluid phase together. Phase 1: both groups draw
+  DRAM, water-filled between the two demands; B (fewer CTAs per SM, so never slower) ends first
+  after 1/r_B. Phase 2: A alone, with the DRAM B released, finishes its remaining 1 - r_A/r_B.
+
+``uniform_phases`` evaluates this with numpy on broadcast arrays, so one call prices many
+launches (a config-space sweep); ``simulate`` uses it for one ``Workload`` and also rebuilds the
+per-SM busy times and, on request, the per-CTA trace.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..result import SimResult, Trace
+from .workload import Workload
+
+
+def _rate(share, compute_s, dram_bytes, mem_cap, dram_level):
+    """Progress rate of a CTA with math share `share` and DRAM level `dram_level` (its fair share)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r_c = np.where(compute_s > 0, share / np.where(compute_s > 0, compute_s, 1.0), np.inf)
+        has_mem = dram_bytes > 0
+        safe_b = np.where(has_mem, dram_bytes, 1.0)
+        demand = np.where(has_mem, np.minimum(mem_cap, safe_b * r_c), 0.0)
+        m = np.minimum(demand, dram_level)
+        return np.where(has_mem, np.minimum(r_c, m / safe_b), r_c), demand
+
+
+def _inv(x):
+    with np.errstate(divide="ignore"):
+        return np.where(np.isinf(x), 0.0, 1.0 / np.where(x == 0, np.nan, x))
+
+
+def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
+                   fixed_s=0.0, dram_Bps=1.0) -> dict[str, np.ndarray]:
+    """All phase durations of the closed form, on numpy-broadcast inputs.
+
+    Returns arrays: waves, n_full, q, r, t_full (one full wave), end_a, end_b (time from the start
+    of the partial wave to the end of group A / group B; 0 where the group is empty), span_s.
+    """
+    G = np.asarray(grid, dtype=np.int64)
+    S = np.asarray(sm_count, dtype=np.int64)
+    K = np.asarray(slots_per_sm, dtype=np.int64)
+    c = np.asarray(compute_s, dtype=np.float64)
+    f = np.asarray(solo_frac, dtype=np.float64)
+    B = np.asarray(dram_bytes, dtype=np.float64)
+    M = np.asarray(mem_cap_Bps, dtype=np.float64)
+    F = np.asarray(fixed_s, dtype=np.float64)
+    D = np.asarray(dram_Bps, dtype=np.float64)
+    W = S * K
+    n_full = G // W
+    R = G - n_full * W
+    waves = n_full + (R > 0)
+    q = R // S
+    r = R - q * S
+
+    # full wave: S*K identical CTAs
+    r_full, _ = _rate(np.minimum(f, 1.0 / K), c, B, M, D / W)
+    t_full = F + _inv(r_full)
+
+    # partial wave: group A (r SMs x (q+1)), group B ((S-r) SMs x q)
+    nA = (r * (q + 1)).astype(np.float64)
+    nB = ((S - r) * q).astype(np.float64)
+    N = np.maximum(nA + nB, 1.0)
+    share_a = np.minimum(f, 1.0 / (q + 1))
+    share_b = np.minimum(f, 1.0 / np.maximum(q, 1))
+    _, dem_a = _rate(share_a, c, B, M, np.inf)
+    _, dem_b = _rate(share_b, c, B, M, np.inf)
+    level = D / N
+    a_fits = dem_a <= level
+    lvl_a = np.where(a_fits, dem_a, level)
+    lvl_b = np.where(a_fits, (D - nA * dem_a) / np.maximum(nB, 1.0), level)
+    rA, _ = _rate(share_a, c, B, M, lvl_a)
+    rB, _ = _rate(share_b, c, B, M, lvl_b)
+    tB = _inv(rB)  # end of group B's fluid phase (phase 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pA = np.where(np.isinf(rB), 1.0, rA * tB)  # A's progress when B ends
+    rA2, _ = _rate(share_a, c, B, M, D / np.maximum(nA, 1.0))  # A alone
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tA2 = np.where(pA >= 1.0, 0.0, (1.0 - pA) * _inv(rA2))
+    has_b = nB > 0
+    has_a = nA > 0
+    fluid_a = np.where(has_b, tB + tA2, _inv(rA))
+    end_a = np.where(has_a, F + fluid_a, 0.0)
+    end_b = np.where(has_b, F + tB, 0.0)
+    t_part = np.where(R > 0, np.maximum(end_a, end_b), 0.0)
+    span = n_full * t_full + t_part
+    return {"waves": waves, "n_full": n_full, "q": q, "r": r, "t_full": t_full, "end_a": end_a,
+            "end_b": end_b, "span_s": span, "R": R}
+
+
+def uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
+                  fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0) -> dict[str, np.ndarray]:
+    """Vectorized closed form: makespan_s, span_s, waves, last_wave_fill, tail_utilization arrays."""
+    p = uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes, mem_cap_Bps, fixed_s,
+                       dram_Bps)
+    S = np.asarray(sm_count, dtype=np.int64)
+    W = S * np.asarray(slots_per_sm, dtype=np.int64)
+    G = np.asarray(grid, dtype=np.int64)
+    span = p["span_s"]
+    busy_total = (S * p["n_full"] * p["t_full"] + p["r"] * p["end_a"] + (S - p["r"]) * p["end_b"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(span > 0, np.minimum(1.0, busy_total / (S * span)), 1.0)
+        fill = np.where(G > 0, (G - (p["waves"] - 1) * W) / W, 1.0)
+    return {"makespan_s": np.asarray(launch_overhead_s, dtype=np.float64) + span, "span_s": span,
+            "waves": p["waves"], "last_wave_fill": fill, "tail_utilization": util}
+
+
+def simulate(workload: Workload, trace: bool = False) -> SimResult:
+    wl = workload
+    if not wl.is_uniform():
+        raise ValueError("the closed form needs identical CTAs (Workload.is_uniform()); use engine='fast'")
+    S, K, G = wl.sm_count, wl.slots_per_sm, wl.grid
+    if G == 0:
+        return SimResult.build(span_s=0.0, launch_overhead_s=wl.launch_overhead_s, grid=0, sm_count=S,
+                               slots_per_sm=K, per_sm_busy_s=np.zeros(S), trace=Trace(
+                                   np.zeros(0, np.int64), np.zeros(0), np.zeros(0)) if trace else None,
+                               engine="closed_form")
+    p = uniform_phases(G, S, K, wl.compute_s[0], wl.solo_frac[0], wl.dram_bytes[0], wl.mem_cap_Bps[0],
+                       wl.fixed_s[0], wl.dram_Bps)
+    n_full, q, r = int(p["n_full"]), int(p["q"]), int(p["r"])
+    t_full, end_a, end_b = float(p["t_full"]), float(p["end_a"]), float(p["end_b"])
+    t0 = n_full * t_full
+    busy = np.full(S, t0)
+    busy[:r] += end_a
+    busy[r:] += end_b
+    tr = None
+    if trace:
+        i = np.arange(G)
+        W = S * K
+        wave = i // W
+        sm = (i % W) % S
+        start = wave * t_full
+        end = start + t_full
+        part = wave == n_full
+        end[part] = t0 + np.where(sm[part] < r, end_a, end_b)
+        tr = Trace(sm.astype(np.int64), start.astype(np.float64), end)
+    return SimResult.build(span_s=float(p["span_s"]), launch_overhead_s=wl.launch_overhead_s, grid=G, sm_count=S,
+                           slots_per_sm=K, per_sm_busy_s=busy, trace=tr, engine="closed_form")
