@@ -1,0 +1,148 @@
+"""Resource usage of the canonical Triton GEMM (registers/thread, spills, shared memory per CTA).
+
+Public API::
+
+    from wavesim.resources import KernelResources, gemm_resources
+    r = gemm_resources(LaunchConfig(128, 128, 64, 8, 4, 4), "sm_90", "bf16")
+    r.regs_per_thread, r.spills, r.smem_bytes, r.num_warps, r.source   # 217, 0, 131072, 4, "table"
+
+Sources, in the order ``source="auto"`` tries them:
+
+1. ``"table"``: the committed tables ``wavesim/resources/data/gemm_triton-<ver>_<arch>_<dtype>.json``, built
+   by ``python3 -m wavesim.resources.build_tables`` with the oracle for Triton 3.6.0 (the H200 image's
+   version) over the 186 configs of ``tuner.space.load_space("broad+wave-study+grouping")``.
+2. ``"oracle"`` from the on-disk cache (``$WAVETUNE_CACHE_DIR`` or ``~/.cache/wavetune``), no compile.
+3. ``"oracle"``: compile for the target on this CPU (needs triton; ~0.3-1 s per config, then cached).
+4. ``"estimate"``: the analytical formula of :mod:`wavesim.resources.estimate` (no triton needed).
+
+A config that does not compile for the target (e.g. a bf16 ``tl.dot`` on sm_70/sm_75) raises
+:class:`CompileFailure` with the compiler's reason, from the table and the oracle alike: it is a result to
+record as invalid (hwspecs/occupancy cannot place it), never a silent zero. ``smem_bytes`` is the dynamic
+shared memory Triton requests (``metadata.shared``); the driver's reserved 1 KB/CTA on sm_80+ is not in it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wavetune.config import LaunchConfig
+
+from .oracle import OracleUnavailable, check_dtype, parse_arch
+
+__all__ = ["KernelResources", "CompileFailure", "gemm_resources", "table_archs", "load_table", "clear_caches",
+           "SOURCES", "TABLE_TRITON_VERSION"]
+
+DATA_DIR = Path(__file__).parent / "data"
+# The Triton version the committed tables were built with (pyproject's dev extra and the H200 image pin it).
+TABLE_TRITON_VERSION = "3.6.0"
+SOURCES = ("auto", "table", "oracle", "estimate")
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """Per-CTA resources of one compiled kernel: what occupancy needs."""
+
+    regs_per_thread: int
+    spills: int          # 32-bit words of local memory per thread (Triton's n_spills = LOCAL_SIZE_BYTES // 4)
+    smem_bytes: int      # dynamic shared memory per CTA (Triton's metadata.shared)
+    num_warps: int
+    source: str          # "oracle", "table" or "estimate"
+
+
+class CompileFailure(ValueError):
+    """The config does not compile for this target; ``reason`` is the compiler's message."""
+
+    def __init__(self, config: LaunchConfig, arch: str, dtype: str, reason: str):
+        self.config, self.arch, self.dtype, self.reason = config, arch, dtype, reason
+        super().__init__(f"gemm {config.key} does not compile for {arch} {dtype}: {reason}")
+
+
+def _validate(arch: str, dtype: str) -> None:
+    parse_arch(arch)   # ValueError naming the expected form ('sm_90', hwspecs' arch.name)
+    check_dtype(dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def load_table(arch: str, dtype: str) -> dict[str, dict[str, Any]] | None:
+    """The committed table's records by config key, or None when no table ships for (arch, dtype)."""
+    p = DATA_DIR / f"gemm_triton-{TABLE_TRITON_VERSION}_{arch}_{dtype}.json"
+    if not p.exists():
+        return None
+    return json.loads(p.read_text())["records"]
+
+
+def table_archs() -> list[tuple[str, str]]:
+    """(arch, dtype) pairs that have a committed table."""
+    out = []
+    for p in sorted(DATA_DIR.glob(f"gemm_triton-{TABLE_TRITON_VERSION}_*.json")):
+        arch, dtype = p.stem.split("_", 2)[2].rsplit("_", 1)
+        out.append((arch, dtype))
+    return out
+
+
+def _from_record(rec: dict[str, Any], config: LaunchConfig, arch: str, dtype: str, source: str) -> KernelResources:
+    if rec.get("status") != "ok":
+        raise CompileFailure(config, arch, dtype, rec.get("reason", "unknown compile error"))
+    return KernelResources(int(rec["regs_per_thread"]), int(rec["spills"]), int(rec["smem_bytes"]),
+                           int(rec.get("num_warps", config.num_warps)), source)
+
+
+def _canonical_arch(arch: str) -> str:
+    kind, cc = parse_arch(arch)
+    return f"sm_{cc}" if kind == "cuda" else arch
+
+
+@functools.lru_cache(maxsize=65536)
+def _resolve(config: LaunchConfig, arch: str, dtype: str, source: str) -> KernelResources:
+    from . import oracle
+
+    if source in ("auto", "table"):
+        table = load_table(arch, dtype)
+        if table is not None and config.key in table:
+            return _from_record(table[config.key], config, arch, dtype, "table")
+        if source == "table":
+            where = ("no table ships for this (arch, dtype); shipped: " + ", ".join(f"{a}/{d}" for a, d in table_archs())
+                     if table is None else f"config {config.key} is not in the table's space")
+            raise LookupError(f"gemm {config.key} {arch} {dtype}: {where}. Use source='oracle' (needs triton) "
+                              f"or source='estimate', or add it with python3 -m wavesim.resources.build_tables")
+    if source in ("auto", "oracle"):
+        if source == "auto":
+            rec = oracle.cached_record(config, arch, dtype)
+            if rec is not None:
+                return _from_record(rec, config, arch, dtype, "oracle")
+        try:
+            return _from_record(oracle.oracle_record(config, arch, dtype), config, arch, dtype, "oracle")
+        except OracleUnavailable:
+            if source == "oracle":
+                raise
+    from .estimate import estimate_resources
+
+    return estimate_resources(config, arch, dtype)
+
+
+def gemm_resources(config: LaunchConfig, arch: str, dtype: str, *, source: str = "auto") -> KernelResources:
+    """Registers/thread, spills, shared memory and warps of the canonical Triton GEMM for ``config``.
+
+    ``arch``: an arch name like ``"sm_90"`` (``hwspecs.load_gpu("h200").arch.name``); ``"sm_90a"`` is read
+    as ``"sm_90"``. ``dtype``: ``"bf16"``, ``"fp16"`` or ``"fp32"`` (tf32 dot). ``source``: ``"auto"``
+    (table, then cached oracle, then oracle if triton imports, then estimate), or force one of ``"table"``,
+    ``"oracle"``, ``"estimate"``. Results are memoised in-process (``clear_caches()`` resets).
+    Raises ValueError for an unknown arch/dtype/source, CompileFailure for a config that does not compile.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source={source!r}: use one of {SOURCES}")
+    if not isinstance(config, LaunchConfig):
+        raise TypeError(f"config must be a wavetune.config.LaunchConfig, got {type(config).__name__} "
+                        f"(LaunchConfig.from_dict / from_key build one)")
+    _validate(arch, dtype)
+    return _resolve(config, _canonical_arch(arch), dtype, source)
+
+
+def clear_caches() -> None:
+    """Forget memoised lookups and loaded tables (tests; after rebuilding a table)."""
+    _resolve.cache_clear()
+    load_table.cache_clear()

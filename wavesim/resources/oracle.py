@@ -16,12 +16,22 @@ Nothing is approximated: the same TTIR -> TTGIR -> LLIR -> PTX -> cubin pipeline
 What is read, and from where:
 
 * registers/thread and spills: from the cubin, with the ``cuobjdump`` that Triton ships
-  (``triton/backends/nvidia/bin/cuobjdump --dump-resource-usage``), fields ``REG`` and ``LOCAL``.
+  (``triton/backends/nvidia/bin/cuobjdump --dump-resource-usage``), fields ``REG``, ``STACK``, ``LOCAL``.
   Chosen over parsing ptxas ``-v`` output because the cubin is already produced and stored by
   ``triton.compile`` (``kernel.asm["cubin"]``): no second ptxas run, no dependence on Triton's ptxas
-  flags or log format. On a GPU, Triton's launcher reads ``CU_FUNC_ATTRIBUTE_NUM_REGS`` (= REG) and
-  ``CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`` and reports ``n_spills = local_bytes // 4``
-  (triton/backends/nvidia/driver.c, ``loadBinary``); we report the same ``spills = LOCAL // 4``.
+  flags or on its log (Triton only prints it with TRITON_DUMP_PTXAS_LOG). On a GPU, Triton's launcher
+  reads ``CU_FUNC_ATTRIBUTE_NUM_REGS`` (= REG) and ``CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`` and reports
+  ``n_spills = local_size_bytes // 4`` (triton/backends/nvidia/driver.c, ``loadBinary``). With the ABI,
+  ptxas puts register spills in the per-thread stack frame (checked here: the fp16 64x64x32 FMA-path
+  kernel for sm_70 shows "368 bytes stack frame, 500 bytes spill stores" in ``ptxas -v`` and
+  ``STACK:368 LOCAL:0`` in cuobjdump), and the local memory the driver reports per thread covers the
+  stack frame, so ``spills = (STACK + LOCAL) // 4``. No sm_90 config of the shipped space spills
+  (STACK = LOCAL = 0 for all 186), so the H200 records cannot test this rule; tables keep the raw
+  ``stack_bytes`` and ``local_bytes`` so it can be revisited.
+* AMD (``gfx942``): the HIP backend's AMDGCN assembly carries the assembler's kernel metadata:
+  ``.vgpr_count`` (unified VGPRs incl. AGPRs, = ``regs_per_thread``), ``; NumVgprs`` / ``; NumAgprs``,
+  ``.vgpr_spill_count`` (= ``spills``), ``.private_segment_fixed_size`` (scratch bytes); LDS bytes are
+  ``metadata.shared``.
 * shared memory: ``kernel.metadata.shared`` (bytes of dynamic shared memory the launcher requests; the
   same value validation/profiler.py records as ``shared_bytes``). The cubin's static ``SHARED`` is kept
   as ``static_smem_bytes`` for reference.
@@ -44,7 +54,7 @@ from typing import Any
 from wavetune.config import DTYPE_BYTES, LaunchConfig
 
 # Bump when the way records are produced changes (it is part of every record and of the cache path).
-ORACLE_FORMAT = 1
+ORACLE_FORMAT = 2
 
 # Default problem used to build the specialization: every size and stride divisible by 16, which is what
 # a real launch of a 16-aligned problem gets (all of validation/shapesets' shapes are multiples of 16
@@ -139,6 +149,23 @@ def cubin_resources(cubin: bytes) -> dict[str, int]:
     return {"regs": reg, "stack_bytes": stack, "static_smem_bytes": shared, "local_bytes": local}
 
 
+_AMD_FIELDS = {"vgpr_count": r"\.vgpr_count:\s+(\d+)", "vgpr_spill_count": r"\.vgpr_spill_count:\s+(\d+)",
+               "sgpr_count": r"\.sgpr_count:\s+(\d+)",
+               "private_segment_fixed_size": r"\.private_segment_fixed_size:\s+(\d+)",
+               "NumVgprs": r"; NumVgprs:\s+(\d+)", "NumAgprs": r"; NumAgprs:\s+(\d+)"}
+
+
+def amdgcn_resources(asm: str) -> dict[str, int]:
+    """Register/scratch fields of the AMDGPU assembler's metadata in Triton's ``asm["amdgcn"]``."""
+    out = {}
+    for name, pat in _AMD_FIELDS.items():
+        m = re.search(pat, asm)
+        if not m:
+            raise RuntimeError(f"amdgcn assembly has no {name} field")
+        out[name] = int(m.group(1))
+    return out
+
+
 def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, int, int]):
     """Compile exactly what ``gemm_kernel[grid](...)`` would for this config on ``arch``; returns the kernel."""
     try:
@@ -200,14 +227,15 @@ def compile_record(config: LaunchConfig, arch: str, dtype: str,
         rec["smem_bytes"] = int(md.shared)
         if backend_name == "cuda":
             res = cubin_resources(k.asm["cubin"])
-            rec.update(status="ok", regs_per_thread=res["regs"], spills=res["local_bytes"] // 4,
+            rec.update(status="ok", regs_per_thread=res["regs"],
+                       spills=(res["local_bytes"] + res["stack_bytes"]) // 4,
                        local_bytes=res["local_bytes"], stack_bytes=res["stack_bytes"],
                        static_smem_bytes=res["static_smem_bytes"])
-        else:  # AMD: the HIP backend fills these from the AMDGPU assembler's metadata
-            rec.update(status="ok", vgprs=int(getattr(md, "vgpr_count", 0) or 0),
-                       agprs=int(getattr(md, "agpr_count", 0) or 0),
-                       regs_per_thread=int(getattr(md, "vgpr_count", 0) or 0) + int(getattr(md, "agpr_count", 0) or 0),
-                       spills=int(getattr(md, "vgpr_spill_count", 0) or 0), lds_bytes=int(md.shared))
+        else:
+            res = amdgcn_resources(k.asm["amdgcn"])
+            rec.update(status="ok", regs_per_thread=res["vgpr_count"], spills=res["vgpr_spill_count"],
+                       vgprs=res["NumVgprs"], agprs=res["NumAgprs"], sgprs=res["sgpr_count"],
+                       scratch_bytes=res["private_segment_fixed_size"], lds_bytes=int(md.shared))
     except OracleUnavailable:
         raise
     except Exception as e:  # noqa: BLE001 - a compile failure is a result with a reason
