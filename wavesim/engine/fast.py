@@ -1,11 +1,11 @@
 """The fast engine: the same model as the reference engine, as one numba ``@njit`` event loop.
 
 State lives in flat slot arrays (slot s = sm * slots_per_sm + j). Each event round scans the
-slots: per-SM water-filling of math throughput (fast path when the demands fit, else a sorted
-fill), one global sorted water-filling of DRAM bandwidth, the next event time, then the events at
+slots: per-SM water-filling of math throughput and one global water-filling of DRAM bandwidth (both as
+progressive filling to a water level, allocation-free), the next event time, then the events at
 that time (within ``EPS_REL``) are applied and free slots are refilled in launch order, each CTA
-to the SM with the fewest residents (lowest index on ties). Cost per round: O(slots + F log F)
-with F the fluid CTAs that touch DRAM; per dispatch O(sm_count).
+to the SM with the fewest residents (lowest index on ties). Cost per round: O(slots x filling passes);
+per dispatch O(sm_count).
 """
 from __future__ import annotations
 
@@ -18,37 +18,36 @@ from .workload import Workload
 
 
 @njit(cache=True)
-def _fill_sorted(dem, n, cap, out):
-    """Max-min fair shares of cap over dem[:n], capped at dem; writes out[:n]. Zero demands get 0."""
+def _fill_level(dem, n, cap):
+    """Water level of max-min fair sharing of cap over dem[:n] (each share = min(d, level)).
+
+    inf when the demands fit. Progressive filling without allocation: start at cap/n; the demands
+    below the level are satisfied, the rest split what is left; repeat until the satisfied set stops
+    growing (at most n passes, usually 2-4).
+    """
     total = 0.0
     for k in range(n):
         total += dem[k]
     if total <= cap:
+        return np.inf
+    level = cap / n
+    prev = -1
+    while True:
+        s_sat = 0.0
+        n_sat = 0
         for k in range(n):
-            out[k] = dem[k]
-        return
-    order = np.argsort(dem[:n], kind="mergesort")
-    left = cap
-    cnt = n
-    for idx in range(n):
-        k = order[idx]
-        d = dem[k]
-        if d <= 0.0:
-            out[k] = 0.0
-            cnt -= 1
-            continue
-        level = left / cnt
-        if d <= level:
-            out[k] = d
-            left -= d
-            if left < 0.0:
-                left = 0.0
-            cnt -= 1
-        else:
-            for idx2 in range(idx, n):
-                k2 = order[idx2]
-                out[k2] = level
-            return
+            if dem[k] <= level:
+                s_sat += dem[k]
+                n_sat += 1
+        if n_sat == prev:
+            return level
+        if n_sat == n:
+            return np.inf
+        prev = n_sat
+        left = cap - s_sat
+        if left < 0.0:
+            left = 0.0
+        level = left / (n - n_sat)
 
 
 @njit(cache=True)
@@ -69,7 +68,6 @@ def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
     start = np.full(G, np.nan)
     end = np.full(G, np.nan)
     dem = np.zeros(max(NS, 1))
-    got = np.zeros(max(NS, 1))
     idx = np.zeros(max(NS, 1), np.int64)
     t = 0.0
     nxt = 0
@@ -115,11 +113,12 @@ def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
                     n += 1
             if n == 0:
                 continue
-            _fill_sorted(dem, n, sm_cap, got)
+            level = _fill_level(dem, n, sm_cap)
             for k in range(n):
                 sl = idx[k]
                 c = slot_cta[sl]
-                rate[sl] = got[k] / compute[c] if compute[c] > 0.0 else inf
+                share = dem[k] if dem[k] < level else level
+                rate[sl] = share / compute[c] if compute[c] > 0.0 else inf
         nm = 0
         for sl in range(NS):
             c = slot_cta[sl]
@@ -129,10 +128,11 @@ def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
                 idx[nm] = sl
                 nm += 1
         if nm > 0:
-            _fill_sorted(dem, nm, dram, got)
+            level = _fill_level(dem, nm, dram)
             for k in range(nm):
                 sl = idx[k]
-                r_m = got[k] / dbytes[slot_cta[sl]]
+                m = dem[k] if dem[k] < level else level
+                r_m = m / dbytes[slot_cta[sl]]
                 if r_m < rate[sl]:
                     rate[sl] = r_m
         # ---- next event time
