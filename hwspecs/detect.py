@@ -7,10 +7,9 @@ rates, so those come from the shipped file of the matching GPU (found by the dev
 from __future__ import annotations
 
 import dataclasses
-from types import MappingProxyType
 from typing import Any
 
-from hwspecs.spec import GPUSpec, load_gpu
+from hwspecs.spec import FrozenMap, GPUSpec, load_gpu
 
 MEASURED = "torch.cuda.get_device_properties on this machine"
 # GPUSpec / ArchLimits field -> torch device-property attribute.
@@ -71,25 +70,25 @@ def detect(device: int = 0) -> GPUSpec | None:
         gpu_vals["boost_clock_hz"] = clock
         gpu_src["boost_clock_hz"] = ("measured", "NVML max SM clock (nvmlDeviceGetMaxClockInfo) on this machine")
     if "max_threads_per_sm" in arch_vals or "warp_size" in arch_vals:
-        a = {**dataclasses.asdict(base.arch), **arch_vals}
-        arch_vals["max_warps_per_sm"] = a["max_threads_per_sm"] // a["warp_size"]
+        threads = arch_vals.get("max_threads_per_sm", base.arch.max_threads_per_sm)
+        arch_vals["max_warps_per_sm"] = threads // arch_vals.get("warp_size", base.arch.warp_size)
         arch_src["max_warps_per_sm"] = ("derived", "max_threads_per_sm // warp_size (measured on this machine)")
     if "smem_per_sm_bytes" in arch_vals and "smem_per_cta_optin_bytes" in arch_vals \
             and base.arch.reserved_smem_per_cta_bytes:
         # CC >= 8: what the opt-in maximum leaves of the SM's shared memory is the per-CTA reservation
         arch_vals["reserved_smem_per_cta_bytes"] = arch_vals["smem_per_sm_bytes"] - arch_vals["smem_per_cta_optin_bytes"]
         arch_src["reserved_smem_per_cta_bytes"] = ("derived", "smem_per_sm_bytes - smem_per_cta_optin_bytes, measured here")
-    arch = dataclasses.replace(base.arch, **arch_vals, sources=MappingProxyType(arch_src))
+    arch = dataclasses.replace(base.arch, **arch_vals, sources=FrozenMap(arch_src))
 
-    # The per-clock rates are per SM, so a different SM count or clock rescales the peaks.
+    # Peaks are per-SM rates x SMs x clock, so a different SM count or clock scales them.
     sms = gpu_vals.get("sm_count", base.sm_count)
     clock = gpu_vals.get("boost_clock_hz", base.boost_clock_hz)
-    peaks = dict(base.tensor_peak_flops)
-    fp32 = base.fp32_peak_flops
-    if (sms, clock) != (base.sm_count, base.boost_clock_hz):
-        how = ("derived", f"flops_per_clock_per_sm x sm_count x boost_clock_hz = rate x {sms} x {clock} (measured)")
-        peaks = {d: r * sms * clock for d, r in base.tensor_flops_per_clock_per_sm.items()}
-        fp32 = base.fp32_flops_per_clock_per_sm * sms * clock
+    scale = (sms * clock) / (base.sm_count * base.boost_clock_hz)
+    peaks = {d: p * scale for d, p in base.tensor_peak_flops.items()}
+    if scale != 1:
+        how = ("derived", f"shipped peak x (sm_count x boost_clock_hz) / shipped ({base.sm_count} SMs, "
+                          f"{base.boost_clock_hz} Hz), with this machine's {sms} SMs at {clock} Hz")
         gpu_src.update({f"tensor_peak_flops.{d}": how for d in peaks}, fp32_peak_flops=how)
-    return dataclasses.replace(base, **gpu_vals, arch=arch, tensor_peak_flops=MappingProxyType(peaks),
-                               fp32_peak_flops=fp32, sources=MappingProxyType(gpu_src))
+    fp32 = base.fp32_peak_flops * scale
+    return dataclasses.replace(base, **gpu_vals, arch=arch, tensor_peak_flops=FrozenMap(peaks),
+                               fp32_peak_flops=fp32, sources=FrozenMap(gpu_src))

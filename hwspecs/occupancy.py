@@ -13,10 +13,9 @@ from __future__ import annotations
 import sys
 import types
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Mapping
 
-from hwspecs.spec import ArchLimits, GPUSpec
+from hwspecs.spec import ArchLimits, FrozenMap, GPUSpec
 
 # Tie order for `limiter` when several limits give the same CTA count (all tied ones are in `limiters`).
 NVIDIA_LIMITS = ("warps", "registers", "shared_memory", "blocks", "barriers")
@@ -29,12 +28,12 @@ class Occupancy:
 
     ctas_per_sm: int
     limiter: str
-    limits: Mapping[str, int] = field(hash=False)  # CTAs/SM each resource alone allows
+    limits: Mapping[str, int]  # CTAs/SM each resource alone allows
     reason: str | None  # when ctas_per_sm == 0: the violated limit, as a sentence
     warps_per_sm: int
     occupancy_fraction: float  # resident warps / max warps per SM
     limiters: tuple[str, ...] = ()  # every resource at the minimum
-    details: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)  # how each limit came out
+    details: Mapping[str, str] = field(default_factory=FrozenMap, compare=False)  # how each limit came out
     device: str = ""
     num_warps: int = 0
     smem_per_cta_bytes: int = 0  # allocated: rounded, with the reservation
@@ -78,10 +77,10 @@ def occupancy(spec_or_arch: GPUSpec | ArchLimits, *, num_warps: int, regs_per_th
     ctas = min(limits.values())
     tied = tuple(k for k in order if limits[k] == ctas)
     return Occupancy(
-        ctas_per_sm=ctas, limiter=tied[0], limits=MappingProxyType(limits),
+        ctas_per_sm=ctas, limiter=tied[0], limits=FrozenMap(limits),
         reason=reasons.get(tied[0]) if ctas == 0 else None,
         warps_per_sm=ctas * num_warps, occupancy_fraction=ctas * num_warps / arch.max_warps_per_sm,
-        limiters=tied, details=MappingProxyType(details), device=device, num_warps=num_warps,
+        limiters=tied, details=FrozenMap(details), device=device, num_warps=num_warps,
         smem_per_cta_bytes=smem_cta, regs_per_warp=regs_warp)
 
 

@@ -14,8 +14,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 DATA_DIR = Path(__file__).parent / "data"
 GPU_DIR = DATA_DIR / "gpus"
@@ -51,6 +50,33 @@ class UnknownGPUError(ValueError):
 
 class UnsupportedDtypeError(ValueError):
     """The GPU has no tensor-core rate for this dtype (e.g. bf16 on V100)."""
+
+
+class FrozenMap(Mapping):
+    """A read-only mapping that, unlike MappingProxyType, pickles and hashes (specs go to worker processes)."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, data: Mapping | None = None):
+        self._d = dict(data or {})
+
+    def __getitem__(self, key):
+        return self._d[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._d.items()))
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._d!r})"
+
+    def __reduce__(self):
+        return (FrozenMap, (self._d,))
 
 
 # ---- schema: field -> (kind, required, zero allowed). kinds: int, float, str, ints (list of int) ----
@@ -138,7 +164,7 @@ class ArchLimits:
     vgpr_alloc_granule: int | None = None
     max_barrier_workgroups_per_cu: int | None = None
     # field name -> (status, source); not part of equality: same numbers, same limits
-    sources: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
+    sources: Mapping[str, tuple[str, str]] = field(default_factory=FrozenMap, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "sources"}
@@ -167,9 +193,9 @@ class GPUSpec:
     fp32_peak_flops: float
     fp32_flops_per_clock_per_sm: float
     # dense tensor/matrix-core rates by dtype name (TENSOR_DTYPES); mappings are read-only
-    tensor_peak_flops: Mapping[str, float] = field(hash=False)
-    tensor_flops_per_clock_per_sm: Mapping[str, float] = field(hash=False)
-    sources: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
+    tensor_peak_flops: Mapping[str, float]
+    tensor_flops_per_clock_per_sm: Mapping[str, float]
+    sources: Mapping[str, tuple[str, str]] = field(default_factory=FrozenMap, compare=False, repr=False)
 
     def peak_tensor_flops(self, dtype: str) -> float:
         """Datasheet dense tensor-core peak in FLOP/s (OP/s for int8) for `dtype`."""
@@ -308,7 +334,7 @@ def load_arch_file(path: str | Path) -> ArchLimits:
     if max(v["smem_carveouts_bytes"]) != v["smem_per_sm_bytes"]:
         raise SpecError(path, "smem_carveouts_bytes", "the largest carveout must equal smem_per_sm_bytes",
                         "list every legal shared-memory capacity per SM, up to the maximum")
-    return ArchLimits(**values, sources=MappingProxyType(sources))
+    return ArchLimits(**values, sources=FrozenMap(sources))
 
 
 @functools.cache
@@ -345,8 +371,8 @@ def load_gpu_file(path: str | Path) -> GPUSpec:
         path, "fp32_flops_per_clock_per_sm", values["fp32_flops_per_clock_per_sm"], values["fp32_peak_flops"],
         values, sources, "fp32_peak_flops")
     values["aliases"] = tuple(values.get("aliases", ()))
-    return GPUSpec(**values, arch=arch, tensor_peak_flops=MappingProxyType(peaks),
-                   tensor_flops_per_clock_per_sm=MappingProxyType(rates), sources=MappingProxyType(sources))
+    return GPUSpec(**values, arch=arch, tensor_peak_flops=FrozenMap(peaks),
+                   tensor_flops_per_clock_per_sm=FrozenMap(rates), sources=FrozenMap(sources))
 
 
 def _tensor_tables(path: Path, raw: dict, values: dict, sources: dict):
