@@ -12,10 +12,12 @@ from typing import Any
 from hwspecs.spec import FrozenMap, GPUSpec, load_gpu
 
 MEASURED = "torch.cuda.get_device_properties on this machine"
+KHZ = 1000  # unit conversion, Hz per kHz
 # GPUSpec / ArchLimits field -> torch device-property attribute.
 _GPU_PROPS = {"sm_count": "multi_processor_count", "l2_bytes": "L2_cache_size", "dram_bytes": "total_memory"}
 _ARCH_PROPS = {
     "warp_size": "warp_size",
+    "max_threads_per_cta": "max_threads_per_block",
     "max_threads_per_sm": "max_threads_per_multi_processor",
     "regs_per_sm": "regs_per_multiprocessor",
     "smem_per_sm_bytes": "shared_memory_per_multiprocessor",
@@ -69,6 +71,9 @@ def detect(device: int = 0) -> GPUSpec | None:
     if (clock := _nvml_max_sm_clock_hz(device)) is not None:
         gpu_vals["boost_clock_hz"] = clock
         gpu_src["boost_clock_hz"] = ("measured", "NVML max SM clock (nvmlDeviceGetMaxClockInfo) on this machine")
+    elif (khz := _prop(props, "clock_rate")) is not None:  # newer torch reports the max SM clock in kHz
+        gpu_vals["boost_clock_hz"] = khz * KHZ
+        gpu_src["boost_clock_hz"] = ("measured", f"{MEASURED} (clock_rate, kHz)")
     if "max_threads_per_sm" in arch_vals or "warp_size" in arch_vals:
         threads = arch_vals.get("max_threads_per_sm", base.arch.max_threads_per_sm)
         arch_vals["max_warps_per_sm"] = threads // arch_vals.get("warp_size", base.arch.warp_size)

@@ -179,6 +179,15 @@ def test_detect_rescales_peaks_for_a_different_part(monkeypatch):
     assert spec.arch.max_warps_per_sm == 32
 
 
+def test_detect_uses_torch_clock_rate_without_nvml(monkeypatch):
+    _fake_torch(monkeypatch, clock_rate=1755000)  # kHz, as newer torch reports it
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    spec = hwspecs.detect()
+    assert spec.boost_clock_hz == 1_755_000_000 and spec.sources["boost_clock_hz"][0] == "measured"
+    shipped = hwspecs.load_gpu("h200")
+    assert spec.peak_tensor_flops("bf16") == pytest.approx(shipped.peak_tensor_flops("bf16") * 1755 / 1980)
+
+
 def test_detect_unknown_device(monkeypatch):
     _fake_torch(monkeypatch, name="NVIDIA Imaginary X1")
     with pytest.raises(hwspecs.UnknownGPUError, match="Imaginary"):
