@@ -67,18 +67,20 @@ def _validate(arch: str, dtype: str) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def load_table(arch: str, dtype: str) -> dict[str, dict[str, Any]] | None:
-    """The committed table's records by config key, or None when no table ships for (arch, dtype)."""
-    p = DATA_DIR / f"gemm_triton-{TABLE_TRITON_VERSION}_{arch}_{dtype}.json"
+def load_table(arch: str, dtype: str, spec: str = "") -> dict[str, dict[str, Any]] | None:
+    """The committed table's records by config key, or None when no table ships for (arch, dtype, spec)."""
+    p = DATA_DIR / f"gemm_triton-{TABLE_TRITON_VERSION}_{arch}_{dtype}{spec}.json"
     if not p.exists():
         return None
     return json.loads(p.read_text())["records"]
 
 
 def table_archs() -> list[tuple[str, str]]:
-    """(arch, dtype) pairs that have a committed table."""
+    """(arch, dtype) pairs that have a committed table (of the default, 16-divisible specialization)."""
     out = []
     for p in sorted(DATA_DIR.glob(f"gemm_triton-{TABLE_TRITON_VERSION}_*.json")):
+        if "_spec" in p.stem:
+            continue
         arch, dtype = p.stem.split("_", 2)[2].rsplit("_", 1)
         out.append((arch, dtype))
     return out
@@ -97,25 +99,28 @@ def _canonical_arch(arch: str) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def _resolve(config: LaunchConfig, arch: str, dtype: str, source: str) -> KernelResources:
+def _resolve(config: LaunchConfig, arch: str, dtype: str, source: str,
+             problem: tuple[int, int, int] | None) -> KernelResources:
     from . import oracle
 
+    spec = oracle._problem_tag(problem)
     if source in ("auto", "table"):
-        table = load_table(arch, dtype)
+        table = load_table(arch, dtype, spec)
         if table is not None and config.key in table:
             return _from_record(table[config.key], config, arch, dtype, "table")
         if source == "table":
-            where = ("no table ships for this (arch, dtype); shipped: " + ", ".join(f"{a}/{d}" for a, d in table_archs())
+            where = (f"no table ships for this (arch, dtype{', ' + spec if spec else ''}); shipped: " + ", ".join(f"{a}/{d}" for a, d in table_archs())
                      if table is None else f"config {config.key} is not in the table's space")
             raise LookupError(f"gemm {config.key} {arch} {dtype}: {where}. Use source='oracle' (needs triton) "
                               f"or source='estimate', or add it with python3 -m wavesim.resources.build_tables")
     if source in ("auto", "oracle"):
         if source == "auto":
-            rec = oracle.cached_record(config, arch, dtype)
+            rec = oracle.cached_record(config, arch, dtype, problem if spec else None)
             if rec is not None:
                 return _from_record(rec, config, arch, dtype, "oracle")
         try:
-            return _from_record(oracle.oracle_record(config, arch, dtype), config, arch, dtype, "oracle")
+            rec = oracle.oracle_record(config, arch, dtype, problem=problem if spec else None)
+            return _from_record(rec, config, arch, dtype, "oracle")
         except OracleUnavailable:
             if source == "oracle":
                 raise
@@ -124,13 +129,30 @@ def _resolve(config: LaunchConfig, arch: str, dtype: str, source: str) -> Kernel
     return estimate_resources(config, arch, dtype)
 
 
-def gemm_resources(config: LaunchConfig, arch: str, dtype: str, *, source: str = "auto") -> KernelResources:
+def _problem_key(problem) -> tuple[int, int, int] | None:
+    """None for the default specialization (every size divisible by 16), else the (M, N, K) to compile."""
+    if problem is None:
+        return None
+    M, N, K = (problem.M, problem.N, problem.K) if hasattr(problem, "M") else problem
+    from .oracle import _problem_tag
+
+    # Canonical representative of the specialization class, so the memo and disk cache are per class.
+    return None if not _problem_tag((M, N, K)) else tuple(1 if v == 1 else (16 if v % 16 == 0 else 17)
+                                                           for v in (M, N, K))
+
+
+def gemm_resources(config: LaunchConfig, arch: str, dtype: str, *, source: str = "auto",
+                   problem=None) -> KernelResources:
     """Registers/thread, spills, shared memory and warps of the canonical Triton GEMM for ``config``.
 
     ``arch``: an arch name like ``"sm_90"`` (``hwspecs.load_gpu("h200").arch.name``); ``"sm_90a"`` is read
     as ``"sm_90"``. ``dtype``: ``"bf16"``, ``"fp16"`` or ``"fp32"`` (tf32 dot). ``source``: ``"auto"``
     (table, then cached oracle, then oracle if triton imports, then estimate), or force one of ``"table"``,
     ``"oracle"``, ``"estimate"``. Results are memoised in-process (``clear_caches()`` resets).
+    ``problem``: optional ``GemmProblem`` or ``(M, N, K)``. Only its specialization class matters (Triton
+    specializes each size on ``== 1`` and ``% 16 == 0``); ``None`` or a 16-divisible problem is the default
+    class the tables hold. Another class (e.g. ``M == 1``, decode) uses its ``_spec`` table where one
+    ships (sm_90 ``_spec1DD``), else the oracle; the estimate ignores it.
     Raises ValueError for an unknown arch/dtype/source, CompileFailure for a config that does not compile.
     """
     if source not in SOURCES:
@@ -139,7 +161,7 @@ def gemm_resources(config: LaunchConfig, arch: str, dtype: str, *, source: str =
         raise TypeError(f"config must be a wavetune.config.LaunchConfig, got {type(config).__name__} "
                         f"(LaunchConfig.from_dict / from_key build one)")
     _validate(arch, dtype)
-    return _resolve(config, _canonical_arch(arch), dtype, source)
+    return _resolve(config, _canonical_arch(arch), dtype, source, _problem_key(problem))
 
 
 def clear_caches() -> None:

@@ -24,27 +24,29 @@ TABLE_FIELDS = ("status", "reason", "regs_per_thread", "spills", "local_bytes", 
                 "static_smem_bytes", "num_warps", "vgprs", "agprs", "lds_bytes")
 
 
-def table_path(arch: str, dtype: str, version: str, data_dir: Path = DATA_DIR) -> Path:
-    return data_dir / f"{KERNEL}_triton-{version}_{arch}_{dtype}.json"
+def table_path(arch: str, dtype: str, version: str, data_dir: Path = DATA_DIR, spec: str = "") -> Path:
+    """``spec`` is oracle._problem_tag of the problem ('' for 16-divisible sizes, '_spec1DD' for M == 1)."""
+    return data_dir / f"{KERNEL}_triton-{version}_{arch}_{dtype}{spec}.json"
 
 
 def _one(args):
-    key, arch, dtype = args
+    key, arch, dtype, problem = args
     from wavesim.resources.oracle import oracle_record
 
-    return oracle_record(LaunchConfig.from_key(key), arch, dtype)
+    return oracle_record(LaunchConfig.from_key(key), arch, dtype, problem=problem)
 
 
 def build_table(arch: str, dtype: str, configs: list[LaunchConfig], *, jobs: int = 1, space: str = "",
-                out_dir: Path = DATA_DIR, log=sys.stderr) -> Path:
-    from wavesim.resources.oracle import check_dtype, parse_arch, triton_version
+                out_dir: Path = DATA_DIR, problem: tuple[int, int, int] | None = None, log=sys.stderr) -> Path:
+    from wavesim.resources.oracle import _problem_tag, check_dtype, parse_arch, triton_version
 
     check_dtype(dtype)
     parse_arch(arch)
     version = triton_version()
     if version is None:
         raise SystemExit("build_tables needs triton (pip install triton==3.6.0)")
-    todo = [(c.key, arch, dtype) for c in configs]
+    spec = _problem_tag(problem)
+    todo = [(c.key, arch, dtype, problem if spec else None) for c in configs]
     t0 = time.time()
     recs = {}
     if jobs > 1:
@@ -66,17 +68,20 @@ def build_table(arch: str, dtype: str, configs: list[LaunchConfig], *, jobs: int
         "arch": arch,
         "dtype": dtype,
         "space": space,
+        "specialization": (f"problem {list(problem)}: tag {spec!r}" if spec else
+                           "all sizes and strides divisible by 16 (any 16-aligned problem)"),
         "source": ("oracle: triton.compile for GPUTarget with the JIT's own specialization (16-divisible "
                    "sizes/strides, unit strides as constexpr 1), regs/spills from the cubin via Triton's "
                    "cuobjdump --dump-resource-usage (spills = LOCAL bytes // 4, as Triton's driver), "
                    "smem = metadata.shared; see wavesim/resources/oracle.py"),
-        "generated_by": f"python3 -m wavesim.resources.build_tables --arch {arch} --dtype {dtype}",
+        "generated_by": (f"python3 -m wavesim.resources.build_tables --arch {arch} --dtype {dtype}"
+                         + (f" --problem {','.join(map(str, problem))}" if spec else "")),
         "n_ok": sum(r["status"] == "ok" for r in recs.values()),
         "n_error": sum(r["status"] != "ok" for r in recs.values()),
         "records": {k: {f: recs[k][f] for f in TABLE_FIELDS if f in recs[k]} for k in sorted(recs)},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = table_path(arch, dtype, version, out_dir)
+    path = table_path(arch, dtype, version, out_dir, spec)
     path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     print(f"[{arch} {dtype}] wrote {path} ({table['n_ok']} ok, {table['n_error']} errors, "
           f"{time.time() - t0:.0f}s)", file=log, flush=True)
@@ -89,6 +94,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", action="append", required=True, help="bf16, fp16 or fp32 (repeatable)")
     ap.add_argument("--space", default=DEFAULT_SPACE, help=f"config space for tuner.space.load_space "
                                                           f"(default {DEFAULT_SPACE})")
+    ap.add_argument("--problem", default=None, help="M,N,K whose specialization to compile (default: any "
+                    "16-divisible problem). M=1 (decode) gives the '_spec1DD' tables")
     ap.add_argument("--jobs", type=int, default=1, help="parallel compile processes (default 1)")
     ap.add_argument("--out-dir", type=Path, default=DATA_DIR)
     ap.add_argument("--json", action="store_true", help="print the written paths as JSON")
@@ -96,7 +103,10 @@ def main(argv=None) -> int:
     from tuner.space import load_space
 
     configs = load_space(a.space)
-    paths = [str(build_table(arch, dt, configs, jobs=a.jobs, space=a.space, out_dir=a.out_dir))
+    problem = tuple(int(x) for x in a.problem.split(",")) if a.problem else None
+    if problem is not None and len(problem) != 3:
+        ap.error("--problem takes M,N,K")
+    paths = [str(build_table(arch, dt, configs, jobs=a.jobs, space=a.space, out_dir=a.out_dir, problem=problem))
              for arch in a.arch for dt in a.dtype]
     print(json.dumps(paths) if a.json else "\n".join(paths))
     return 0

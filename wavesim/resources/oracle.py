@@ -101,11 +101,14 @@ def cache_root() -> Path:
 
 
 def _problem_tag(problem: tuple[int, int, int] | None) -> str:
-    """Tag for the specialization class of a problem (empty for the default, all-16-divisible one)."""
+    """Tag for the specialization class of a problem (empty for the default, all-16-divisible one).
+
+    Per size: 'D' divisible by 16 (tt.divisibility 16), '1' equal to 1 (becomes a constexpr), 'x' neither.
+    The strides follow from the sizes (stride_am = K, stride_bk = stride_cm = N), so (M, N, K) is the key."""
     if problem is None:
         return ""
     M, N, K = problem
-    sig = "".join("D" if v % 16 == 0 else ("1" if v == 1 else "x") for v in (M, N, K))
+    sig = "".join("1" if v == 1 else ("D" if v % 16 == 0 else "x") for v in (M, N, K))
     return "" if sig == "DDD" else f"_spec{sig}"
 
 
@@ -274,9 +277,10 @@ def read_cached(path: Path) -> dict[str, Any] | None:
     return rec if rec.get("oracle_format") == ORACLE_FORMAT else None
 
 
-def cached_record(config: LaunchConfig, arch: str, dtype: str) -> dict[str, Any] | None:
+def cached_record(config: LaunchConfig, arch: str, dtype: str,
+                  problem: tuple[int, int, int] | None = None) -> dict[str, Any] | None:
     """The cached record if one exists for the installed triton (no compile); None otherwise."""
     version = triton_version()
     if version is None:
         return None
-    return read_cached(cache_path(config, arch, dtype, version))
+    return read_cached(cache_path(config, arch, dtype, version, problem))
