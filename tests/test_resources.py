@@ -286,40 +286,59 @@ def test_oracle_reproduces_the_jit_specialization():
 
 
 # ---- ground truth: H200 measurements (validation/data/h200/gemm/*.jsonl) -------------------------------
+# Each Triton record carries the loaded kernel's n_regs / n_spills (CU_FUNC_ATTRIBUTE_NUM_REGS,
+# LOCAL_SIZE_BYTES // 4) and shared_bytes (metadata.shared); out_of_resources records carry the launcher's
+# "Required: <bytes>" shared memory. The committed sm_90 tables must reproduce all of them exactly.
 
 def _h200_records():
     recs = []
     for p in sorted(H200_DIR.glob("*.jsonl")):
         for line in p.read_text().splitlines():
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line)
-            if r.get("n_regs") is None or not isinstance(r.get("config"), dict):
-                continue
-            recs.append(r)
+            if line.strip():
+                r = json.loads(line)
+                if r.get("backend", "triton") == "triton" and isinstance(r.get("config"), dict):
+                    recs.append(r)
     return recs
 
 
-def _aligned(r):
-    return all(isinstance(r.get(n), int) and r[n] % 16 == 0 for n in ("M", "N", "K"))
+def _spec_of(r):
+    return oracle._problem_tag((r["M"], r["N"], r["K"]))
 
 
-def test_table_matches_h200_measurements():
-    recs = [r for r in _h200_records() if _aligned(r)]
+def test_tables_match_h200_measurements():
+    recs = [r for r in _h200_records() if r.get("n_regs") is not None]
     if not recs:
-        pytest.skip("no H200 records with n_regs yet in validation/data/h200/gemm")
-    seen, mismatches = set(), []
+        pytest.skip("no H200 records with n_regs in validation/data/h200/gemm")
+    checked, mismatches, classes = 0, [], set()
     for r in recs:
+        spec = _spec_of(r)
+        if res.load_table("sm_90", r["dtype"], spec) is None:
+            continue   # a specialization class without a committed table (none in the current data)
         cfg = LaunchConfig.from_dict(r["config"])
-        dtype = r.get("dtype", "bf16")
-        if (cfg.key, dtype) in seen or (res.load_table("sm_90", dtype) or {}).get(cfg.key) is None:
-            continue
-        seen.add((cfg.key, dtype))
-        t = gemm_resources(cfg, "sm_90", dtype, source="table")
+        t = gemm_resources(cfg, "sm_90", r["dtype"], source="table", problem=(r["M"], r["N"], r["K"]))
+        checked += 1
+        classes.add(spec or "DDD")
         got = (t.regs_per_thread, t.spills, t.smem_bytes)
         want = (r["n_regs"], r["n_spills"], r["shared_bytes"])
         if got != want:
-            mismatches.append((cfg.key, dtype, got, want))
-    assert seen
-    assert not mismatches, f"{len(mismatches)}/{len(seen)} configs differ from the H200: {mismatches[:5]}"
+            mismatches.append((cfg.key, spec, got, want))
+    assert checked >= 0.9 * len(recs), f"only {checked}/{len(recs)} H200 records have a table to check against"
+    assert not mismatches, f"{len(mismatches)}/{checked} H200 records differ from the table: {mismatches[:5]}"
+
+
+def test_tables_match_h200_out_of_resources():
+    recs = [r for r in _h200_records() if r.get("status") == "out_of_resources"]
+    if not recs:
+        pytest.skip("no out_of_resources records")
+    import re
+
+    for r in recs:
+        m = re.search(r"shared memory, Required: (\d+)", r.get("reason", ""))
+        if not m:
+            continue
+        cfg = LaunchConfig.from_dict(r["config"])
+        spec = _spec_of(r)
+        if res.load_table("sm_90", r["dtype"], spec) is None:
+            continue
+        t = gemm_resources(cfg, "sm_90", r["dtype"], source="table", problem=(r["M"], r["N"], r["K"]))
+        assert t.smem_bytes == int(m.group(1)), (cfg.key, spec)
