@@ -40,12 +40,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (CLIError, ValueError, KeyError, FileNotFoundError, OSError) as e:
+    except BrokenPipeError:  # e.g. `wavetune specs list | head`: the reader left, nothing is wrong
+        sys.stderr.close()
+        return 0
+    except (CLIError, ValueError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"wavetune {args.command}: error: {msg}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # e.g. `wavetune predict ... | head`
-        return 0
 
 
 if __name__ == "__main__":

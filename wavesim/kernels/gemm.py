@@ -85,28 +85,6 @@ def _priors() -> GemmParams:
     return GemmParams(**{f.name: float(raw[f.name]["value"]) for f in fields(GemmParams)})
 
 
-@dataclass(frozen=True)
-class Launch:
-    """What the model derives for one config on a set of shapes (arrays over shapes)."""
-
-    config: LaunchConfig
-    ctas_per_sm: int
-    occupancy: Any            # hwspecs.Occupancy
-    grid: np.ndarray          # G
-    k_steps: np.ndarray       # L
-    compute_s: np.ndarray
-    solo_frac: np.ndarray
-    dram_bytes: np.ndarray    # per CTA
-    fixed_s: np.ndarray
-    dram_Bps: float
-    launch_overhead_s: float
-    sm_count: int
-
-    @property
-    def waves(self) -> np.ndarray:
-        return -(-self.grid // (self.sm_count * max(self.ctas_per_sm, 1)))
-
-
 class ConfigDoesNotFit(ValueError):
     """The config cannot launch on the GPU (occupancy 0); the message names the violated limit."""
 
@@ -120,18 +98,11 @@ def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig) -> bool:
     return _arch_order(spec.arch.name) >= 90 and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
 
 
-def mma_efficiency(spec: GPUSpec, cfg: LaunchConfig, p: GemmParams) -> float:
-    """Fraction of the SM's tensor peak the mainloop's MMA instructions reach.
-
-    wgmma: each warpgroup issues m64nNk16 instructions over its own N columns (Triton puts warpgroups
-    along M first, then splits N); an instruction's fixed issue cost weighs less the wider N is, so the
-    rate is mma_efficiency * N / (N + wgmma_n_half). mma.sync (pre-Hopper path): mma_v2_efficiency."""
-    if not uses_wgmma(spec, cfg):
-        return p.mma_v2_efficiency
+def wgmma_width(cfg: LaunchConfig) -> float:
+    """Columns per warpgroup instruction: Triton puts warpgroups along M first, then splits N."""
     warpgroups = cfg.num_warps // 4
     along_n = max(1, warpgroups // max(1, cfg.BLOCK_M // 64))
-    n = cfg.BLOCK_N / along_n
-    return p.mma_efficiency * n / (n + p.wgmma_n_half)
+    return cfg.BLOCK_N / along_n
 
 
 @functools.lru_cache(maxsize=65536)
@@ -145,90 +116,115 @@ def config_occupancy(spec: GPUSpec, cfg: LaunchConfig, dtype: str):
     return occ, res
 
 
-def _dram_bytes_total(M, N, K, cfg: LaunchConfig, elem: int, grid, resident: int, l2_bytes: float,
-                      fit: float) -> np.ndarray:
-    """DRAM traffic of the whole launch (bytes), vectorised over shapes."""
+@dataclass(frozen=True, eq=False)
+class GemmBatch:
+    """Records (shape, config) of one GPU and dtype as arrays: everything the model needs that does not
+    depend on its parameters, computed once (occupancy, grid, steps, tile geometry). Calibration
+    evaluates the same batch under thousands of parameter sets; predict builds one per input file."""
+
+    spec: GPUSpec
+    dtype: str
+    M: np.ndarray
+    N: np.ndarray
+    K: np.ndarray
+    bm: np.ndarray
+    bn: np.ndarray
+    bk: np.ndarray
+    group_m: np.ndarray
+    stages: np.ndarray
+    wgmma: np.ndarray       # bool: Hopper warpgroup MMA path
+    wg_width: np.ndarray    # columns per warpgroup instruction
+    ctas_per_sm: np.ndarray
+
+    @classmethod
+    def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
+        """Arrays over records; a config that cannot launch raises ConfigDoesNotFit naming the limit."""
+        uniq = {c: config_occupancy(spec, c, dtype)[0] for c in set(configs)}
+        for c, occ in uniq.items():
+            if occ.ctas_per_sm == 0:
+                raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}: {occ.reason}")
+        col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
+        return cls(spec, dtype, *(np.asarray(x, dtype=np.float64) for x in (M, N, K)),
+                   bm=col(lambda c: c.BLOCK_M), bn=col(lambda c: c.BLOCK_N), bk=col(lambda c: c.BLOCK_K),
+                   group_m=col(lambda c: c.GROUP_M), stages=col(lambda c: c.num_stages),
+                   wgmma=np.array([uses_wgmma(spec, c) for c in configs]), wg_width=col(wgmma_width),
+                   ctas_per_sm=col(lambda c: uniq[c].ctas_per_sm))
+
+    @property
+    def grid(self) -> np.ndarray:
+        return np.ceil(self.M / self.bm) * np.ceil(self.N / self.bn)
+
+    @property
+    def k_steps(self) -> np.ndarray:
+        return np.ceil(self.K / self.bk)
+
+    @property
+    def waves(self) -> np.ndarray:
+        return np.ceil(self.grid / (self.spec.sm_count * self.ctas_per_sm))
+
+
+def _dram_bytes_total(b: GemmBatch, elem: int, grid, fit: float) -> np.ndarray:
+    """DRAM traffic of each whole launch (bytes)."""
+    M, N, K = b.M, b.N, b.K
     unique = (M * K + K * N + M * N) * elem
-    npm = -(-M // cfg.BLOCK_M)
-    npn = -(-N // cfg.BLOCK_N)
+    npm = np.ceil(M / b.bm)
+    npn = np.ceil(N / b.bn)
     # W co-resident CTAs in grouped order: inside one group of GROUP_M row-tiles they cover
     # min(GROUP_M, W) rows and ceil(W / GROUP_M) columns; past a group, whole rows of npn tiles.
-    W = np.minimum(grid, resident)
-    gm = np.minimum(cfg.GROUP_M, npm)
+    W = np.minimum(grid, b.spec.sm_count * b.ctas_per_sm)
+    gm = np.minimum(b.group_m, npm)
     in_group = W <= gm * npn
     rows = np.where(in_group, np.minimum(gm, W), np.ceil(W / npn))
     cols = np.where(in_group, np.minimum(np.ceil(W / gm), npn), npn)
-    per_wave = (rows * cfg.BLOCK_M * K + cols * cfg.BLOCK_N * K) * elem
+    per_wave = (rows * b.bm * K + cols * b.bn * K) * elem
     streamed = per_wave * (grid / W) + M * N * elem
-    fits = (M * K + K * N) * elem <= fit * l2_bytes
+    fits = (M * K + K * N) * elem <= fit * b.spec.l2_bytes
     return np.where(fits, unique, np.maximum(unique, streamed))
 
 
-def gemm_launch(spec: GPUSpec, cfg: LaunchConfig, M, N, K, dtype: str = "bf16",
-                params: GemmParams | None = None) -> Launch:
-    """The model's per-CTA quantities for one config over arrays of shapes (M, N, K broadcast)."""
-    p = params or _priors()
-    M, N, K = (np.asarray(x, dtype=np.float64) for x in (M, N, K))
-    occ, _ = config_occupancy(spec, cfg, dtype)
-    if occ.ctas_per_sm == 0:
-        raise ConfigDoesNotFit(f"config {cfg.key} does not fit on {spec.name}: {occ.reason}")
-    elem = DTYPE_BYTES[dtype]
+def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
+    """The engines' per-CTA parameters of every record (see the module docstring for the formulas)."""
+    spec = b.spec
+    elem = DTYPE_BYTES[b.dtype]
     clock = spec.boost_clock_hz
-    bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
-    grid = np.ceil(M / bm) * np.ceil(N / bn)
-    L = np.ceil(K / bk)
-    sm_peak = spec.tensor_flops_per_clock_per_sm[TENSOR_DTYPE[dtype]] * clock
-    t_math = 2.0 * bm * bn * bk / (sm_peak * mma_efficiency(spec, cfg, p))
-    step_bytes = (bm + bn) * bk * elem
+    grid, L = b.grid, b.k_steps
+    sm_peak = spec.tensor_flops_per_clock_per_sm[TENSOR_DTYPE[b.dtype]] * clock
+    eff = np.where(b.wgmma, p.mma_efficiency * b.wg_width / (b.wg_width + p.wgmma_n_half), p.mma_v2_efficiency)
+    t_math = 2.0 * b.bm * b.bn * b.bk / (sm_peak * eff)
+    step_bytes = (b.bm + b.bn) * b.bk * elem
     t_l2 = step_bytes / (p.l2_bytes_per_clock_per_sm * clock)
-    t_share = max(t_math, t_l2) + p.k_step_overhead_cycles / clock
-
-    resident = spec.sm_count * occ.ctas_per_sm
-    dram_total = _dram_bytes_total(M, N, K, cfg, elem, grid, resident, spec.l2_bytes, p.l2_fit_fraction)
-    l2_total = grid * L * step_bytes
-    miss = np.clip(dram_total / np.maximum(l2_total, 1.0), 0.0, 1.0)
+    t_share = np.maximum(t_math, t_l2) + p.k_step_overhead_cycles / clock
+    dram_total = _dram_bytes_total(b, elem, grid, p.l2_fit_fraction)
+    miss = np.clip(dram_total / np.maximum(grid * L * step_bytes, 1.0), 0.0, 1.0)
     lat_cycles = miss * p.dram_latency_cycles + (1.0 - miss) * p.l2_latency_cycles
     # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
     # stages in flight cycles through load latency + transfer + math (Little's law on the buffers).
-    t_lat = (lat_cycles / clock + t_l2 + t_math) / max(cfg.num_stages - 1, 1)
-    solo = t_share / np.maximum(t_share, t_lat)
-    store_s = bm * bn * elem / (p.l2_bytes_per_clock_per_sm * clock)
-    fixed = (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s
-    shape = np.broadcast(M, N, K).shape
-    return Launch(config=cfg, ctas_per_sm=occ.ctas_per_sm, occupancy=occ, grid=grid.astype(np.int64),
-                  k_steps=L.astype(np.int64), compute_s=np.broadcast_to(L * t_share, shape),
-                  solo_frac=np.broadcast_to(solo, shape), dram_bytes=dram_total / grid,
-                  fixed_s=np.broadcast_to(np.float64(fixed), shape),
-                  dram_Bps=spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
-                  launch_overhead_s=p.launch_overhead_s, sm_count=spec.sm_count)
+    t_lat = (lat_cycles / clock + t_l2 + t_math) / np.maximum(b.stages - 1, 1)
+    store_s = b.bm * b.bn * elem / (p.l2_bytes_per_clock_per_sm * clock)
+    return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
+            "solo_frac": t_share / np.maximum(t_share, t_lat), "dram_bytes": dram_total / grid,
+            "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
+            "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
+            "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
+            "launch_overhead_s": p.launch_overhead_s}
 
 
-def workload(launch: Launch, index: int = 0):
-    """The engines' Workload for shape `index` of a Launch (all CTAs identical)."""
-    from wavesim.engine import Workload
+def simulate_batch(b: GemmBatch, params: GemmParams | None = None):
+    """Makespans (seconds) of every record, by the engines' exact closed form (all CTAs alike)."""
+    from wavesim.engine import run_uniform_batch
 
-    g = int(np.ravel(launch.grid)[index])
-    pick = lambda a: float(np.ravel(a)[index])  # noqa: E731
-    return Workload(compute_s=np.full(g, pick(launch.compute_s)), solo_frac=pick(launch.solo_frac),
-                    dram_bytes=pick(launch.dram_bytes), mem_cap_Bps=launch.dram_Bps, fixed_s=pick(launch.fixed_s),
-                    sm_count=launch.sm_count, slots_per_sm=launch.ctas_per_sm, dram_Bps=launch.dram_Bps,
-                    launch_overhead_s=launch.launch_overhead_s)
+    w = workload_arrays(b, params or _priors())
+    grid = w.pop("grid")
+    return run_uniform_batch(grid.astype(np.int64), **{**w, "slots_per_sm": w["slots_per_sm"].astype(np.int64)})
 
 
 def simulate_config(spec: GPUSpec, cfg: LaunchConfig, M, N, K, dtype: str = "bf16",
                     params: GemmParams | None = None):
-    """Makespans (seconds) and waves of one config over arrays of shapes, by the exact closed form."""
-    from wavesim.engine import run_uniform_batch
-
-    ln = gemm_launch(spec, cfg, M, N, K, dtype, params)
-    out = run_uniform_batch(ln.grid, sm_count=ln.sm_count, slots_per_sm=ln.ctas_per_sm, compute_s=ln.compute_s,
-                            solo_frac=ln.solo_frac, dram_bytes=ln.dram_bytes, mem_cap_Bps=ln.dram_Bps,
-                            fixed_s=ln.fixed_s, dram_Bps=ln.dram_Bps, launch_overhead_s=ln.launch_overhead_s)
-    return out.makespan_s, out.waves, ln
-
-
-def with_params(params: GemmParams, **changes: float) -> GemmParams:
-    return replace(params, **changes)
+    """Makespans (seconds) and waves of one config over arrays of shapes."""
+    M, N, K = np.broadcast_arrays(*(np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (M, N, K)))
+    b = GemmBatch.build(spec, dtype, M, N, K, [cfg] * M.size)
+    out = simulate_batch(b, params)
+    return out.makespan_s, out.waves, b
 
 
 class GemmModel:
@@ -242,8 +238,15 @@ class GemmModel:
     def inner_loop(self, problem: GemmProblem, cfg: LaunchConfig) -> int:
         return math.ceil(problem.K / cfg.BLOCK_K)
 
-    def launch(self, spec: GPUSpec, problem: GemmProblem, cfg: LaunchConfig, params: GemmParams | None = None) -> Launch:
-        return gemm_launch(spec, cfg, problem.M, problem.N, problem.K, problem.dtype, params)
+    def batch(self, spec: GPUSpec, problem: GemmProblem, cfg: LaunchConfig) -> GemmBatch:
+        return GemmBatch.build(spec, problem.dtype, [problem.M], [problem.N], [problem.K], [cfg])
 
     def workload(self, spec: GPUSpec, problem: GemmProblem, cfg: LaunchConfig, params: GemmParams | None = None):
-        return workload(self.launch(spec, problem, cfg, params))
+        """The engines' Workload: G identical CTAs."""
+        from wavesim.engine import Workload
+
+        w = workload_arrays(self.batch(spec, problem, cfg), params or _priors())
+        g = int(w.pop("grid")[0])
+        one = {k: (float(np.ravel(v)[0]) if np.ndim(v) else v) for k, v in w.items()}
+        return Workload(compute_s=np.full(g, one.pop("compute_s")), sm_count=int(one.pop("sm_count")),
+                        slots_per_sm=int(one.pop("slots_per_sm")), **one)
