@@ -15,10 +15,20 @@ Sources, in the order ``source="auto"`` tries them:
 3. ``"oracle"``: compile for the target on this CPU (needs triton; ~0.3-1 s per config, then cached).
 4. ``"estimate"``: the analytical formula of :mod:`wavesim.resources.estimate` (no triton needed).
 
-A config that does not compile for the target (e.g. a bf16 ``tl.dot`` on sm_70/sm_75) raises
-:class:`CompileFailure` with the compiler's reason, from the table and the oracle alike: it is a result to
-record as invalid (hwspecs/occupancy cannot place it), never a silent zero. ``smem_bytes`` is the dynamic
-shared memory Triton requests (``metadata.shared``); the driver's reserved 1 KB/CTA on sm_80+ is not in it.
+A config that does not compile for the target raises :class:`CompileFailure` with the compiler's reason,
+from the table and the oracle alike: it is a result to record as invalid, never a silent zero. (None of the
+shipped tables has one: Triton 3.6 compiles every config for every shipped arch, bf16 on sm_70/75 included,
+where ``tl.dot`` lowers to FMA instead of tensor cores and spills heavily; an out-of-range target such as
+sm_30 gives ``PTXASError``.) ``smem_bytes`` is the dynamic shared memory Triton requests
+(``metadata.shared``), which is what the H200 records call ``shared_bytes`` and what Triton's launcher
+checks against the opt-in limit ("out of resource: shared memory, Required: ..."). The driver's reserved
+1 KB/CTA (sm_80+, ``reservedSharedMemPerBlock``) is not in it; hwspecs.occupancy adds it. The tables also
+keep the cubin's static ``SHARED`` (``static_smem_bytes``: 1024 on sm_90/100/120, 0 on sm_70-89), which
+ptxas does not report as user shared memory (``ptxas -v`` prints no smem line for these kernels); it
+appears to be that same reservation materialised in the cubin, so do not add it a second time.
+
+Other specialization classes of the problem (``M == 1``, sizes not divisible by 16) compile to different
+code: pass ``problem=`` (see :func:`gemm_resources`).
 """
 
 from __future__ import annotations

@@ -28,8 +28,11 @@ The three constants are least-squares fits per (arch, operand width, path) on th
 their fit errors in ``data/estimate_constants.json`` (refit: ``python3 -m wavesim.resources.estimate --fit``).
 Agreement is a band, not exact: ptxas register allocation is not linear in tile sizes. Typical mean absolute
 error 6-10 registers, 80-95 % of configs within +-16 registers; the per-table figures are in the JSON.
-Spills are estimated as 0 (none of the MMA-path configs spill in the oracle tables); sm_70/75 (FMA dot,
-no tensor cores in Triton 3.6) spill heavily and irregularly: use the table or the oracle there.
+Spills: ptxas spills once the demand passes the 255-register cap, so the estimate is
+``spills = max(0, round(raw - 255))`` (32-bit words per thread) where ``raw`` is the unclipped linear
+estimate. It is a flag more than an amount: on the oracle tables it flags nearly every spilling config
+(``spill_tp``/``spill_fn`` in the evidence) with some false alarms (``spill_fp``), and the amounts differ.
+sm_70/75 (FMA dot, no tensor cores in Triton 3.6) spill heavily and irregularly: use the table or the oracle.
 255 registers/thread is the architectural maximum for every CC >= 3.5 (CUDA C Programming Guide,
 "Technical Specifications per Compute Capability"; /work/shared/reference/gpu-specs.md).
 """
@@ -124,11 +127,17 @@ def _coefs(config: LaunchConfig, arch: str, dtype: str) -> list[float]:
     return consts[g]["coef"]
 
 
-def estimate_regs(config: LaunchConfig, arch: str, dtype: str) -> int:
+def _raw_regs(config: LaunchConfig, arch: str, dtype: str) -> float:
     c = _coefs(config, arch, dtype)
-    x = features(config, dtype)
-    raw = sum(ci * xi for ci, xi in zip(c, x))
-    return int(max(1, min(MAX_REGS_PER_THREAD, round(raw))))
+    return sum(ci * xi for ci, xi in zip(c, features(config, dtype)))
+
+
+def estimate_regs(config: LaunchConfig, arch: str, dtype: str) -> int:
+    return int(max(1, min(MAX_REGS_PER_THREAD, round(_raw_regs(config, arch, dtype)))))
+
+
+def estimate_spills(config: LaunchConfig, arch: str, dtype: str) -> int:
+    return int(max(0, round(_raw_regs(config, arch, dtype) - MAX_REGS_PER_THREAD)))
 
 
 def estimate_resources(config: LaunchConfig, arch: str, dtype: str):
@@ -136,7 +145,8 @@ def estimate_resources(config: LaunchConfig, arch: str, dtype: str):
     from .oracle import check_dtype
 
     check_dtype(dtype)
-    return KernelResources(regs_per_thread=estimate_regs(config, arch, dtype), spills=0,
+    return KernelResources(regs_per_thread=estimate_regs(config, arch, dtype),
+                           spills=estimate_spills(config, arch, dtype),
                            smem_bytes=estimate_smem_bytes(config, arch, dtype), num_warps=config.num_warps,
                            source="estimate")
 
@@ -179,10 +189,15 @@ def check(tables: list[tuple[str, str]]) -> dict[str, Any]:
             continue
         smem_exact = 0
         errs = []
+        spill = {"spill_tp": 0, "spill_fp": 0, "spill_fn": 0}
         for c, r in rows:
             smem_exact += estimate_smem_bytes(c, arch, dtype) == r["smem_bytes"]
             try:
                 errs.append(estimate_regs(c, arch, dtype) - r["regs_per_thread"])
+                ps, s = estimate_spills(c, arch, dtype) > 0, r["spills"] > 0
+                spill["spill_tp"] += ps and s
+                spill["spill_fp"] += ps and not s
+                spill["spill_fn"] += s and not ps
             except ValueError:
                 pass
         ae = sorted(abs(e) for e in errs)
@@ -192,6 +207,7 @@ def check(tables: list[tuple[str, str]]) -> dict[str, Any]:
             "regs_mae": round(sum(ae) / len(ae), 2) if ae else None,
             "regs_within_8": sum(e <= 8 for e in ae), "regs_within_16": sum(e <= 16 for e in ae),
             "regs_within_32": sum(e <= 32 for e in ae), "regs_max_abs_err": ae[-1] if ae else None,
+            **spill,
         }
     return ev
 
