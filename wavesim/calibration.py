@@ -1,0 +1,191 @@
+"""Calibration of the GEMM model's free parameters (GemmParams) against measurements.
+
+The loss is the weighted squared log error log(simulated / measured) over the training records,
+with weights that favour each shape's fast configs: w = floor + exp(-log(t / t_best) / temperature).
+(The GUIDE's lesson: an unweighted fit lets slow configs dominate and bends the near-optimal region,
+which is the only region a tuner cares about.) Parameters are fitted in log space within bounds by
+scipy's trust-region least squares; all records are one GemmBatch, so an evaluation is one numpy pass.
+
+A calibration file is JSON: {"schema": 1, "kind": "wavetune-calibration", "gpu", "kernel", "dtype",
+"params": {...}, "fit": {...how it was made: files, shapes, loss, figures}}. The shipped H200
+calibration lives at wavesim/data/calibration/h200.json; `load_calibration("auto", gpu)` finds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from hwspecs import GPUSpec
+from wavesim.kernels.gemm import GemmBatch, GemmParams, config_occupancy, simulate_batch
+
+CALIBRATION_DIR = Path(__file__).resolve().parent / "data" / "calibration"
+SCHEMA = 1
+
+# Fitted by default: every parameter that no measurement pins directly. dram_efficiency is the probe's
+# measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays; l2_fit_fraction is a
+# threshold (a step in the loss that least squares cannot follow).
+DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
+                "l2_latency_cycles", "dram_latency_cycles", "k_step_overhead_cycles", "cta_overhead_cycles",
+                "launch_overhead_s")
+
+# (low, high) bounds of each parameter during fitting: physically plausible ranges, wide on purpose.
+BOUNDS = {
+    "mma_efficiency": (0.3, 1.0),
+    "wgmma_n_half": (1.0, 256.0),
+    "mma_v2_efficiency": (0.05, 1.0),
+    "l2_bytes_per_clock_per_sm": (8.0, 256.0),
+    "l2_latency_cycles": (50.0, 2000.0),
+    "dram_latency_cycles": (100.0, 5000.0),
+    "dram_efficiency": (0.3, 1.0),
+    "k_step_overhead_cycles": (1.0, 2000.0),
+    "cta_overhead_cycles": (10.0, 20000.0),
+    "launch_overhead_s": (1e-7, 3e-5),
+    "l2_fit_fraction": (0.05, 2.0),
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Measured records of one GPU/dtype as a model batch plus measured times and shape groups."""
+
+    batch: GemmBatch
+    ms: np.ndarray
+    shape_id: np.ndarray          # records of the same (M, N, K) share an id
+    shapes: list[tuple[int, int, int]]
+    configs: list
+    skipped: int                  # ok records whose config cannot launch per the model (kept out, counted)
+
+
+def build_dataset(spec: GPUSpec, measurements: Iterable, dtype: str = "bf16",
+                  keep: Callable[[tuple[int, int, int]], bool] | None = None) -> Dataset:
+    """`measurements`: validation.measurements.Measurement objects (ok ones are used)."""
+    rows, skipped = [], 0
+    for m in measurements:
+        if not m.ok or m.problem.dtype != dtype or m.config is None:
+            continue
+        shape = (m.problem.M, m.problem.N, m.problem.K)
+        if keep is not None and not keep(shape):
+            continue
+        if config_occupancy(spec, m.config, dtype)[0].ctas_per_sm == 0:
+            skipped += 1
+            continue
+        rows.append((shape, m.config, m.ms))
+    if not rows:
+        raise ValueError(f"no usable {dtype} measurements for {spec.id} (after filtering): nothing to calibrate on")
+    shapes = sorted({r[0] for r in rows})
+    index = {s: i for i, s in enumerate(shapes)}
+    arr = np.array([r[0] for r in rows], dtype=np.float64)
+    configs = [r[1] for r in rows]
+    batch = GemmBatch.build(spec, dtype, arr[:, 0], arr[:, 1], arr[:, 2], configs)
+    return Dataset(batch, np.array([r[2] for r in rows]), np.array([index[r[0]] for r in rows]), shapes, configs,
+                   skipped)
+
+
+def simulate_ms(ds: Dataset, params: GemmParams | None) -> np.ndarray:
+    return simulate_batch(ds.batch, params).makespan_s * 1e3
+
+
+def fast_end_weights(ds: Dataset, temperature: float = 0.15, floor: float = 0.05) -> np.ndarray:
+    best = np.full(len(ds.shapes), np.inf)
+    np.minimum.at(best, ds.shape_id, ds.ms)
+    return floor + np.exp(-np.log(ds.ms / best[ds.shape_id]) / temperature)
+
+
+def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Sequence[str] | None = None,
+        temperature: float = 0.15, floor: float = 0.05, prior_weight: float = 0.02,
+        max_nfev: int = 400) -> tuple[GemmParams, dict]:
+    """Fit the free parameters; returns (params, report).
+
+    prior_weight adds prior_weight * sqrt(records) * log(value / prior) per parameter to the residuals
+    (ridge in log space): a parameter moves far from its prior only when many records ask for it, which
+    keeps fits on a few layers from trading physical sense for training error."""
+    from scipy.optimize import least_squares
+
+    start = start or GemmParams.priors()
+    names = list(free or DEFAULT_FREE)
+    unknown = set(names) - set(BOUNDS)
+    if unknown:
+        raise ValueError(f"cannot fit {sorted(unknown)}: not a GemmParams field with bounds; known: {sorted(BOUNDS)}")
+    base = start.to_dict()
+    lo = np.log([BOUNDS[n][0] for n in names])
+    hi = np.log([BOUNDS[n][1] for n in names])
+    x0 = np.clip(np.log([base[n] for n in names]), lo + 1e-9, hi - 1e-9)
+    sw = np.sqrt(fast_end_weights(ds, temperature, floor))
+    log_meas = np.log(ds.ms)
+
+    def params_of(x) -> GemmParams:
+        return GemmParams(**{**base, **dict(zip(names, np.exp(x)))})
+
+    x_prior = np.log([base[n] for n in names])
+    ridge = prior_weight * math.sqrt(float(np.sum(sw ** 2)))
+
+    def residuals(x):
+        return np.concatenate([sw * (np.log(simulate_ms(ds, params_of(x))) - log_meas), ridge * (x - x_prior)])
+
+    t0 = time.perf_counter()
+    sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3, max_nfev=max_nfev)
+    params = params_of(sol.x)
+    report = {"records": int(len(ds.ms)), "shapes": len(ds.shapes), "free": names, "temperature": temperature,
+              "floor": floor, "loss_start": float(np.sum(residuals(x0) ** 2)), "loss_end": float(2 * sol.cost),
+              "nfev": int(sol.nfev), "seconds": round(time.perf_counter() - t0, 2),
+              "skipped_records_config_cannot_launch": ds.skipped}
+    return params, report
+
+
+# --------------------------------------------------------------------------------------------- files
+def save_calibration(path: str | Path, gpu: str, params: GemmParams, fit_info: dict, dtype: str = "bf16") -> None:
+    doc = {"schema": SCHEMA, "kind": "wavetune-calibration", "gpu": gpu, "kernel": "gemm", "dtype": dtype,
+           "params": params.to_dict(), "fit": fit_info}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+
+
+def shipped_calibration_path(gpu: str) -> Path:
+    return CALIBRATION_DIR / f"{gpu}.json"
+
+
+def load_calibration(source: str | Path | None, gpu: str) -> GemmParams | None:
+    """None/"none": specs alone (priors). "auto": the shipped calibration of `gpu` if there is one, else
+    priors (None). A path: that file, which must be for `gpu`."""
+    if source in (None, "none"):
+        return None
+    if source == "auto":
+        p = shipped_calibration_path(gpu)
+        if not p.exists():
+            return None
+    else:
+        p = Path(source)
+        if not p.exists():
+            raise FileNotFoundError(f"calibration file {p} does not exist (make one with `wavetune calibrate`, "
+                                    f"or use --calibration auto for the shipped one)")
+    try:
+        doc = json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{p}: not valid JSON ({e.msg} at line {e.lineno}); regenerate it with `wavetune calibrate`") from None
+    if not isinstance(doc, dict) or doc.get("kind") != "wavetune-calibration":
+        raise ValueError(f"{p}: not a wavetune calibration file (missing kind: wavetune-calibration)")
+    if doc.get("schema") != SCHEMA:
+        raise ValueError(f"{p}: calibration schema {doc.get('schema')!r} is not supported (this wavetune reads {SCHEMA})")
+    if doc.get("gpu") != gpu:
+        raise ValueError(f"{p}: calibration is for GPU {doc.get('gpu')!r}, not {gpu!r}; calibrate for {gpu} or drop --calibration")
+    return GemmParams.from_dict(doc.get("params", {}), where=str(p))
+
+
+def dataset_hash(paths: Iterable[str | Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(str(x) for x in paths):
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def geomean(x) -> float:
+    x = np.asarray(x, dtype=np.float64)
+    return float(math.exp(np.mean(np.log(x)))) if x.size else float("nan")
