@@ -1,0 +1,213 @@
+"""DualTable: the fitted artifact of the tuner, and runtime selection from it in microseconds.
+
+For every macro config (BLOCK_M, BLOCK_N):
+  * a coefficient table indexed by wave count w: theta_w = (a, b, c, d), T_w(G, L) = a + b G + c L + d G L
+    (rows 1..w_max; past w_max rows continue linearly: theta_w = theta_wmax + (w - w_max) * slope);
+  * a micro-config table indexed by (w, L bucket) holding the best micro config (BLOCK_K, GROUP_M,
+    num_warps, num_stages); L bucket = floor(log2 L), L = ceil(K / 64) (tuner.mapping); w past the table
+    uses its last row.
+
+`select(problem)`: stage I evaluates every macro's coefficients at its (G, L, w) and keeps the fastest
+(ties: the first macro in sorted order, so selection is deterministic); stage II looks up the micro config.
+No simulator call: the hot path is plain integer arithmetic over precomputed Python tuples (faster than
+numpy for ~20 macros; see benchmarks/bench_tuner.py decision).
+
+JSON format (version 1): {"format": "wavetune.dualtable", "version": 1, "gpu", "kernel", "dtype",
+"triton", "sm_count", "ref_block_k", "l_buckets", "space_hash", "space_size", "source", "domain",
+"model", "stats", "unfit": [{"config", "reason"}], "macros": [{"BLOCK_M", "BLOCK_N", "ref_ctas_per_sm",
+"cap", "coef": [[a, b, c, d], ...], "slope": [..4], "micros": [{BLOCK_K, GROUP_M, num_warps, num_stages}],
+"micro_table": [[micro index per L bucket] per w]}]}.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wavetune.config import GemmProblem, LaunchConfig
+
+from .mapping import REF_BLOCK_K
+
+TABLE_FORMAT = "wavetune.dualtable"
+TABLE_VERSION = 1
+N_L_BUCKETS = 12  # L = 1 .. 4095+ (K up to 256k with the 64-wide reference step)
+
+
+def space_hash(configs) -> str:
+    keys = sorted(c.key for c in configs)
+    return "sha256:" + hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
+
+
+def l_bucket(L: int) -> int:
+    return min(max(L, 1).bit_length() - 1, N_L_BUCKETS - 1)
+
+
+@dataclass
+class MacroEntry:
+    BLOCK_M: int
+    BLOCK_N: int
+    ref_ctas_per_sm: int
+    cap: int
+    coef: list[list[float]]
+    slope: list[float]
+    micros: list[dict[str, int]]
+    micro_table: list[list[int]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class DualTable:
+    gpu: str
+    kernel: str
+    dtype: str
+    triton: str | None
+    sm_count: int
+    space_hash: str
+    space_size: int
+    source: dict[str, Any]
+    macros: list[MacroEntry]
+    domain: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    unfit: list[dict[str, Any]] = field(default_factory=list)
+    version: int = TABLE_VERSION
+
+    def __post_init__(self) -> None:
+        if not self.macros:
+            raise ValueError("a DualTable needs at least one macro config")
+        self._compile()
+
+    # ---- runtime ---------------------------------------------------------------------------------
+    def _compile(self) -> None:
+        fast = []
+        for e in self.macros:
+            rows = [tuple(float(x) for x in r) for r in e.coef]
+            cfgs = [LaunchConfig(e.BLOCK_M, e.BLOCK_N, u["BLOCK_K"], u["GROUP_M"], u["num_warps"], u["num_stages"])
+                    for u in e.micros]
+            mt = [tuple(cfgs[i] for i in row) for row in e.micro_table]
+            fast.append((e.BLOCK_M, e.BLOCK_N, e.cap, rows, len(rows), tuple(float(x) for x in e.slope), mt, len(mt)))
+        self._fast = fast
+        self._nb = N_L_BUCKETS - 1
+
+    def covers(self, problem: GemmProblem) -> bool:
+        """Whether the problem lies in the domain the table was fitted on (dtype and M range; the N and K
+        ranges of the domain widened by 2x). Outside it select() still answers, by extrapolation."""
+        if problem.dtype != self.dtype:
+            return False
+        d = self.domain
+        if not d:
+            return True
+        ns = [nk[0] for nk in d.get("NK", [])] or [problem.N]
+        ks = [nk[1] for nk in d.get("NK", [])] or [problem.K]
+        return (problem.M <= 2 * d.get("M_max", problem.M) and min(ns) / 2 <= problem.N <= 2 * max(ns)
+                and min(ks) / 2 <= problem.K <= 2 * max(ks))
+
+    def predict_macros(self, M: int, N: int, K: int) -> list[tuple[float, int, int]]:
+        """Stage I for every macro: (predicted latency in us, BLOCK_M, BLOCK_N)."""
+        L = -(-K // REF_BLOCK_K)
+        out = []
+        for bm, bn, cap, rows, wmax, slope, _, _ in self._fast:
+            G = (-(-M // bm)) * (-(-N // bn))
+            w = -(-G // cap)
+            if w <= wmax:
+                a, b, c, d = rows[w - 1]
+            else:
+                x = w - wmax
+                a, b, c, d = (r + x * s for r, s in zip(rows[-1], slope))
+            out.append((a + b * G + (c + d * G) * L, bm, bn))
+        return out
+
+    def select_mnk(self, M: int, N: int, K: int) -> LaunchConfig:
+        """The hot path: ints in, LaunchConfig out."""
+        L = -(-K // REF_BLOCK_K)
+        best_t = math.inf
+        best = None
+        for entry in self._fast:
+            bm, bn, cap, rows, wmax, slope, _, _ = entry
+            G = (-(-M // bm)) * (-(-N // bn))
+            w = -(-G // cap)
+            if w <= wmax:
+                a, b, c, d = rows[w - 1]
+            else:
+                x = w - wmax
+                a, b, c, d = (r + x * s for r, s in zip(rows[-1], slope))
+            t = a + b * G + (c + d * G) * L
+            if t < best_t:
+                best_t, best, best_w = t, entry, w
+        mt, nmt = best[6], best[7]
+        b = L.bit_length() - 1
+        return mt[min(best_w, nmt) - 1][b if b < self._nb else self._nb]
+
+    def select(self, problem: GemmProblem) -> LaunchConfig:
+        if problem.dtype != self.dtype:
+            raise ValueError(f"table is for dtype {self.dtype}, problem has {problem.dtype}")
+        return self.select_mnk(problem.M, problem.N, problem.K)
+
+    # ---- JSON ------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": TABLE_FORMAT, "version": self.version, "gpu": self.gpu, "kernel": self.kernel,
+                "dtype": self.dtype, "triton": self.triton, "sm_count": self.sm_count, "ref_block_k": REF_BLOCK_K,
+                "l_buckets": N_L_BUCKETS, "space_hash": self.space_hash, "space_size": self.space_size,
+                "source": self.source, "domain": self.domain, "model": self.model, "stats": self.stats,
+                "unfit": self.unfit, "macros": [m.to_dict() for m in self.macros]}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str = "table") -> "DualTable":
+        if not isinstance(d, dict) or d.get("format") != TABLE_FORMAT:
+            raise ValueError(f"{where}: not a wavetune dual table (format {d.get('format') if isinstance(d, dict) else None!r},"
+                             f" expected {TABLE_FORMAT!r})")
+        if d.get("version") != TABLE_VERSION:
+            raise ValueError(f"{where}: table version {d.get('version')!r} is not supported (this wavetune reads "
+                             f"version {TABLE_VERSION}); re-run `wavetune tune`")
+        if d.get("ref_block_k", REF_BLOCK_K) != REF_BLOCK_K or d.get("l_buckets", N_L_BUCKETS) != N_L_BUCKETS:
+            raise ValueError(f"{where}: table built with ref_block_k={d.get('ref_block_k')}, l_buckets={d.get('l_buckets')};"
+                             f" this wavetune uses {REF_BLOCK_K}, {N_L_BUCKETS}")
+        try:
+            macros = []
+            for i, m in enumerate(d["macros"]):
+                e = MacroEntry(**{k: m[k] for k in MacroEntry.__dataclass_fields__})
+                if len(e.coef) < 1 or any(len(r) != 4 for r in e.coef) or len(e.slope) != 4:
+                    raise ValueError(f"macro {i}: coef rows and slope must have 4 numbers")
+                if not e.micro_table or any(len(r) != N_L_BUCKETS for r in e.micro_table):
+                    raise ValueError(f"macro {i}: micro_table rows must have {N_L_BUCKETS} entries")
+                if any(not (0 <= j < len(e.micros)) for r in e.micro_table for j in r):
+                    raise ValueError(f"macro {i}: micro_table index out of range")
+                macros.append(e)
+            return cls(gpu=d["gpu"], kernel=d["kernel"], dtype=d["dtype"], triton=d.get("triton"),
+                       sm_count=int(d["sm_count"]), space_hash=d["space_hash"], space_size=int(d["space_size"]),
+                       source=d["source"], macros=macros, domain=d.get("domain", {}), model=d.get("model", {}),
+                       stats=d.get("stats", {}), unfit=d.get("unfit", []))
+        except KeyError as e:
+            raise ValueError(f"{where}: missing key {e.args[0]!r}") from None
+        except TypeError as e:
+            raise ValueError(f"{where}: malformed table ({e})") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> "DualTable":
+        p = Path(path)
+        if not p.exists():
+            raise FileNotFoundError(f"table file {p} does not exist")
+        try:
+            d = json.loads(p.read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{p}: not valid JSON ({e.msg} at line {e.lineno})") from None
+        return cls.from_dict(d, str(p))
+
+    def configs(self) -> list[LaunchConfig]:
+        return [LaunchConfig(e.BLOCK_M, e.BLOCK_N, u["BLOCK_K"], u["GROUP_M"], u["num_warps"], u["num_stages"])
+                for e in self.macros for u in e.micros]
+
+
+def micro_cells(w: np.ndarray, L: np.ndarray) -> np.ndarray:
+    return np.minimum(np.floor(np.log2(np.maximum(L, 1))).astype(np.int64), N_L_BUCKETS - 1)
