@@ -23,9 +23,29 @@ LLM_LAYERS = (
 )
 LLM_M = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
+# Held out from everything we fit: layers of other models, and token counts that are not multiples of
+# 16 (Triton compiles another specialization for them and the last row-tile is ragged).
+LLM_HOLDOUT_LAYERS = (
+    ("qwen2.5-7b.qkv", 4608, 3584),
+    ("qwen2.5-7b.o", 3584, 3584),
+    ("qwen2.5-7b.down", 3584, 18944),
+    ("llama3-405b-tp8.qkv", 2304, 16384),
+    ("llama3-405b-tp8.down", 16384, 6656),
+)
+HOLDOUT_M = (1, 8, 24, 48, 100, 200, 384, 777, 1500, 3000, 6000, 12000)
+
 
 def llm_shapes(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, n, k, dtype) for _, n, k in LLM_LAYERS for m in LLM_M]
+
+
+def llm_holdout_shapes(dtype: str = "bf16") -> list[GemmProblem]:
+    return [GemmProblem(m, n, k, dtype) for _, n, k in LLM_HOLDOUT_LAYERS for m in HOLDOUT_M]
+
+
+def llm_small(dtype: str = "bf16") -> list[GemmProblem]:
+    """A subset for a second dtype: two layers, six token counts."""
+    return [GemmProblem(m, n, k, dtype) for _, n, k in LLM_LAYERS[1:3] for m in (16, 64, 256, 1024, 4096, 16384)]
 
 
 def m_sweep(dtype: str = "bf16") -> list[GemmProblem]:
@@ -38,7 +58,8 @@ def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
 
 
-NAMED_SHAPES = {"llm": llm_shapes, "m-sweep": m_sweep, "k-sweep": k_sweep}
+NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small,
+                "m-sweep": m_sweep, "k-sweep": k_sweep}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
