@@ -32,7 +32,7 @@ def _fill_level(dem, n, cap):
         return np.inf
     level = cap / n
     prev = -1
-    while True:
+    for _ in range(n + 1):
         s_sat = 0.0
         n_sat = 0
         for k in range(n):
@@ -47,7 +47,12 @@ def _fill_level(dem, n, cap):
         left = cap - s_sat
         if left < 0.0:
             left = 0.0
-        level = left / (n - n_sat)
+        nxt = left / (n - n_sat)
+        # in exact arithmetic the level never falls; keeping it monotone under rounding makes the
+        # satisfied set grow monotonically, so the loop ends (no 2-cycles around a tie)
+        if nxt > level:
+            level = nxt
+    return level
 
 
 @njit(cache=True)
@@ -146,6 +151,8 @@ def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
                 cand[sl] = slot_fixed_end[sl]
             if cand[sl] < t_next:
                 t_next = cand[sl]
+        if not t_next < inf:
+            raise RuntimeError("wavesim fast engine: no next event (a CTA with a zero rate)")
         thr = t_next * (1.0 + eps)
         dt = t_next - t
         # ---- apply every event at t_next, then advance the rest
