@@ -318,3 +318,15 @@ def tie_workloads(draw):
 @given(tie_workloads())
 def test_reference_and_fast_agree_with_many_ties(wl):
     assert_same(run(wl, engine="reference", trace=True), run(wl, engine="fast", trace=True))
+
+
+@pytest.mark.parametrize("kw", [dict(compute_s=0.0, fixed_s=0.5), dict(compute_s=0.0, fixed_s=0.0),
+                                dict(compute_s=0.0, dram_bytes=2.0, mem_cap_Bps=1.0, fixed_s=0.1, dram_Bps=2.5),
+                                dict(compute_s=1.0, solo_frac=0.3, dram_bytes=2.0, mem_cap_Bps=1.0, dram_Bps=2.5)])
+@pytest.mark.parametrize("G", [0, 1, 7, 12, 13])
+def test_closed_form_edge_cases(kw, G):
+    """Zero-math, zero-work and memory-only CTAs: all three engines agree, busy times included."""
+    wl = Workload.uniform(G, sm_count=3, slots_per_sm=2, **kw)
+    ref = run(wl, engine="reference", trace=True)
+    for engine in ("fast", "closed_form"):
+        assert_same(ref, run(wl, engine=engine, trace=True), 1e-12)
