@@ -1,0 +1,280 @@
+"""Staircase agreement: measured latency vs M against the simulator's, per config (issue 3's must-show).
+
+On an M sweep (one (N, K), several configs, M on a regular grid; validation/data/h200/gemm/m_sweep.jsonl):
+  * a step is a jump of more than 15% between consecutive M of the grid (measured, and simulated with
+    the same threshold at the same M);
+  * per config: CTAs/SM (wavesim's occupancy), measured steps, predicted steps, missed steps (measured,
+    not predicted at the same M), spurious ones (predicted, not measured), the simulated jump at each
+    measured step, and the median |s * sim / meas - 1| after ONE scale factor s per config (the geomean
+    of meas / sim: what remains is the shape of the curve, not its level);
+  * for the simulator with specs alone and with a calibration (which one is named in the output).
+
+    wavetune staircase --gpu h200 --measurements validation/data/h200/gemm/m_sweep.jsonl --out DIR
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+STEP_THRESHOLD = 0.15     # a jump of more than 15% between consecutive M is a step
+MAX_ERR = 0.08            # must-show: median error after one scale per config
+MIN_SWEEP_POINTS = 8
+
+
+# ============================================================================ pure functions
+def detect_steps(ys: Sequence[float], threshold: float = STEP_THRESHOLD) -> list[int]:
+    """Indices i (>= 1) where ys[i] / ys[i-1] - 1 > threshold."""
+    y = np.asarray(ys, dtype=np.float64)
+    if y.size < 2:
+        return []
+    return [int(i) + 1 for i in np.nonzero(y[1:] / y[:-1] - 1 > threshold)[0]]
+
+
+def match_steps(measured: Iterable[int], predicted: Iterable[int]) -> tuple[list[int], list[int], list[int]]:
+    """(hit, missed, spurious) indices: exact same grid point."""
+    m, p = set(measured), set(predicted)
+    return sorted(m & p), sorted(m - p), sorted(p - m)
+
+
+def loose_match(meas: Sequence[float], sim: Sequence[float], measured: Iterable[int], predicted: Iterable[int],
+                threshold: float = STEP_THRESHOLD) -> tuple[list[int], list[int]]:
+    """A tolerant reading of the strict match, to tell near-threshold disagreements from real ones:
+    (missed, spurious) where a measured step counts as predicted if the simulated jump within +-1 grid
+    point exceeds threshold / 2, and a predicted step is spurious only if no measured jump within +-1
+    grid point exceeds threshold / 2."""
+    meas = np.asarray(meas, dtype=np.float64)
+    sim = np.asarray(sim, dtype=np.float64)
+    jm = np.r_[0.0, meas[1:] / meas[:-1] - 1]
+    js = np.r_[0.0, sim[1:] / sim[:-1] - 1]
+    half = threshold / 2
+    near = lambda j, i: float(np.max(j[max(i - 1, 1):i + 2])) > half  # noqa: E731
+    return [i for i in measured if not near(js, i)], [i for i in predicted if not near(jm, i)]
+
+
+def scaled_error(sim: Sequence[float], meas: Sequence[float]) -> tuple[float, float]:
+    """(median |s*sim/meas - 1|, s) with s = geomean(meas / sim)."""
+    sim = np.asarray(sim, dtype=np.float64)
+    meas = np.asarray(meas, dtype=np.float64)
+    s = float(np.exp(np.mean(np.log(meas / sim))))
+    return float(np.median(np.abs(s * sim / meas - 1))), s
+
+
+def longest_regular_run(xs: Sequence[int]) -> list[int]:
+    """The longest run of sorted xs with one constant spacing (the sweep grid among stray M values)."""
+    xs = sorted(set(int(x) for x in xs))
+    if len(xs) < 3:
+        return xs
+    best = (0, 0, 1)  # start, end (inclusive), length
+    start = 0
+    for i in range(2, len(xs) + 1):
+        if i == len(xs) or xs[i] - xs[i - 1] != xs[start + 1] - xs[start]:
+            if i - start > best[2]:
+                best = (start, i - 1, i - start)
+            start = i - 1
+    return xs[best[0]:best[1] + 1]
+
+
+# ============================================================================ sweeps in measurements
+def _series(measurements) -> dict[tuple[int, int], dict[Any, dict[int, float]]]:
+    out: dict[tuple[int, int], dict[Any, dict[int, float]]] = {}
+    for m in measurements:
+        if not m.ok or m.config is None or m.backend != "triton":
+            continue
+        out.setdefault((m.problem.N, m.problem.K), {}).setdefault(m.config, {})[m.problem.M] = m.ms
+    return out
+
+
+def find_sweeps(measurements, min_points: int = 32) -> list[tuple[int, int]]:
+    """(N, K) of M sweeps: some config measured at >= min_points M values; most such configs first."""
+    counts = []
+    for nk, by_cfg in _series(measurements).items():
+        n = sum(1 for ms in by_cfg.values() if len(ms) >= min_points)
+        if n:
+            counts.append((-n, nk))
+    return [nk for _, nk in sorted(counts)]
+
+
+def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: str = "bf16",
+                       calibration_label: str = "none", threshold: float = STEP_THRESHOLD,
+                       min_points: int = 32) -> dict[str, Any]:
+    """Per-config staircase figures on the sweep at (N, K); `params` is the calibrated GemmParams (None:
+    only specs-only figures are given for both)."""
+    from wavesim.kernels.gemm import config_occupancy, simulate_config
+
+    by_cfg = _series(measurements).get((N, K), {})
+    configs = [c for c, ms in by_cfg.items() if len(ms) >= min_points]
+    if not configs:
+        raise ValueError(f"no config has an M sweep of >= {min_points} points at N={N}, K={K}")
+    configs.sort(key=lambda c: (-config_occupancy(spec, c, dtype)[0].ctas_per_sm, c.key))
+    out_cfgs = []
+    for cfg in configs:
+        grid = longest_regular_run(by_cfg[cfg])
+        Ms = np.array(grid, dtype=np.float64)
+        meas = np.array([by_cfg[cfg][m] for m in grid])
+        occ = config_occupancy(spec, cfg, dtype)[0]
+        msteps = detect_steps(meas, threshold)
+        entry: dict[str, Any] = {
+            "config": cfg.key, "ctas_per_sm": int(occ.ctas_per_sm), "limiter": occ.limiter,
+            "M": [int(m) for m in grid], "measured_ms": meas.tolist(),
+            "measured_steps_M": [int(Ms[i]) for i in msteps],
+            "measured_jumps": [float(meas[i] / meas[i - 1] - 1) for i in msteps],
+        }
+        for name, p in (("specs", None), ("calibrated", params)):
+            sim_s, waves, _ = simulate_config(spec, cfg, Ms, N, K, dtype, p)
+            sim = sim_s * 1e3
+            psteps = detect_steps(sim, threshold)
+            hit, missed, spurious = match_steps(msteps, psteps)
+            err, s = scaled_error(sim, meas)
+            lmiss, lspur = loose_match(meas, sim, msteps, psteps, threshold)
+            entry[name] = {"sim_ms": sim.tolist(), "waves": [int(w) for w in waves],
+                           "wave_boundaries_M": [int(Ms[i]) for i in range(1, len(Ms)) if waves[i] > waves[i - 1]],
+                           "predicted_steps_M": [int(Ms[i]) for i in psteps], "hit": len(hit),
+                           "missed_M": [int(Ms[i]) for i in missed], "spurious_M": [int(Ms[i]) for i in spurious],
+                           "loose_missed_M": [int(Ms[i]) for i in lmiss],
+                           "loose_spurious_M": [int(Ms[i]) for i in lspur],
+                           "sim_jump_at_measured_steps": [float(sim[i] / sim[i - 1] - 1) for i in msteps],
+                           "scale": s, "median_err_scaled": err,
+                           "median_err_unscaled": float(np.median(np.abs(sim / meas - 1)))}
+        out_cfgs.append(entry)
+
+    def summary(name: str) -> dict[str, Any]:
+        es = [c[name] for c in out_cfgs]
+        n_meas = sum(len(c["measured_steps_M"]) for c in out_cfgs)
+        missed = sum(len(e["missed_M"]) for e in es)
+        spurious = sum(len(e["spurious_M"]) for e in es)
+        worst = max(e["median_err_scaled"] for e in es)
+        return {"configs": len(es), "measured_steps": n_meas, "hit": n_meas - missed, "missed": missed,
+                "spurious": spurious, "loose_missed": sum(len(e["loose_missed_M"]) for e in es),
+                "loose_spurious": sum(len(e["loose_spurious_M"]) for e in es), "median_err_scaled_worst_config": worst,
+                "median_err_scaled_median": float(np.median([e["median_err_scaled"] for e in es])),
+                "all_steps_predicted": missed == 0, "all_configs_within_8pct": worst <= MAX_ERR}
+
+    ctas = sorted({c["ctas_per_sm"] for c in out_cfgs})
+    return {"N": N, "K": K, "dtype": dtype, "threshold": threshold, "calibration": calibration_label,
+            "ctas_per_sm_covered": ctas, "configs": out_cfgs,
+            "summary": {"specs": summary("specs"), "calibrated": summary("calibrated")}}
+
+
+# ============================================================================ plots
+def plot_staircases(st: dict[str, Any], out_dir: str | Path) -> list[Path]:
+    """staircase_grid.png: one panel per config, measured vs simulated (specs-only and calibrated, each
+    scaled by its one factor), measured steps marked; staircase_all.png: all configs on one axis,
+    calibrated simulation unscaled (wavesim.plots.plot_staircase)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from wavesim.plots import plot_staircase
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cfgs = st["configs"]
+    ncol = 2
+    nrow = math.ceil(len(cfgs) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(12, 2.8 * nrow), dpi=110, squeeze=False)
+    for ax, c in zip(axes.flat, cfgs):
+        M = np.array(c["M"])
+        ax.plot(M, c["measured_ms"], "o", ms=2.5, color="k", label="measured")
+        for name, color in (("specs", "tab:orange"), ("calibrated", "tab:blue")):
+            e = c[name]
+            ax.plot(M, np.array(e["sim_ms"]) * e["scale"], lw=1.2, color=color,
+                    label=f"{name} x{e['scale']:.2f} (err {e['median_err_scaled']:.1%})")
+        for m in c["measured_steps_M"]:
+            ax.axvline(m, color="k", lw=0.5, alpha=0.3)
+        miss = c["calibrated"]["missed_M"]
+        ax.set_title(f"{c['config']}  {c['ctas_per_sm']} CTA/SM  steps {len(c['measured_steps_M'])}"
+                     f" missed {len(miss)} spurious {len(c['calibrated']['spurious_M'])}", fontsize=8)
+        ax.set_xlabel("M", fontsize=8)
+        ax.set_ylabel("ms", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(cfgs):]:
+        ax.axis("off")
+    fig.suptitle(f"latency vs M, N={st['N']} K={st['K']}: measured vs simulated (one scale per config); "
+                 f"calibration: {st['calibration']}", fontsize=9)
+    fig.tight_layout()
+    grid_path = out_dir / "staircase_grid.png"
+    fig.savefig(grid_path)
+    plt.close(fig)
+
+    # all configs on one axis (common M grid of the first config; others drawn as measured markers)
+    xs = cfgs[0]["M"]
+    series = {f"sim {c['config']}": c["calibrated"]["sim_ms"] for c in cfgs if c["M"] == xs}
+    measured = {f"meas {c['config']}": (c["M"], c["measured_ms"]) for c in cfgs}
+    all_path = plot_staircase(xs, series, out_dir / "staircase_all.png", xlabel="M", ylabel="ms",
+                              measured=measured, title=f"N={st['N']} K={st['K']}: calibrated simulation (lines) "
+                                                        f"vs measured (markers)")
+    return [grid_path, all_path]
+
+
+def staircase_markdown(st: dict[str, Any]) -> str:
+    lines = [f"Sweep N={st['N']}, K={st['K']} ({st['dtype']}), step threshold {st['threshold']:.0%} between "
+             f"consecutive M; calibrated = {st['calibration']}.", "",
+             "| config | CTAs/SM | measured steps at M | specs-only: missed / spurious | err (1 scale) | "
+             "calibrated: missed / spurious | err (1 scale) | sim jump at measured steps (cal.) |",
+             "|---|---:|---|---|---:|---|---:|---|"]
+    for c in st["configs"]:
+        s, k = c["specs"], c["calibrated"]
+        lines.append(
+            f"| {c['config']} | {c['ctas_per_sm']} | {', '.join(map(str, c['measured_steps_M'])) or '-'} "
+            f"| {_ms(s['missed_M'])} / {_ms(s['spurious_M'])} | {s['median_err_scaled']:.1%} "
+            f"| {_ms(k['missed_M'])} / {_ms(k['spurious_M'])} | {k['median_err_scaled']:.1%} "
+            f"| {', '.join(f'{j:+.0%}' for j in k['sim_jump_at_measured_steps']) or '-'} |")
+    lines.append("")
+    for name in ("specs", "calibrated"):
+        sm = st["summary"][name]
+        lines.append(f"- **{name}**: {sm['hit']}/{sm['measured_steps']} measured steps predicted at the same M, "
+                     f"{sm['spurious']} spurious (tolerant reading, +-1 grid point and half the threshold: "
+                     f"{sm['loose_missed']} missed, {sm['loose_spurious']} spurious); median error after one scale per config: median "
+                     f"{sm['median_err_scaled_median']:.1%}, worst config {sm['median_err_scaled_worst_config']:.1%} "
+                     f"(must-show <= 8%: {'holds' if sm['all_configs_within_8pct'] else 'does NOT hold'}; "
+                     f"every step predicted: {'holds' if sm['all_steps_predicted'] else 'does NOT hold'}).")
+    return "\n".join(lines) + "\n"
+
+
+def _ms(xs: list[int]) -> str:
+    return ", ".join(map(str, xs)) if xs else "0"
+
+
+def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, calibration: str | None = "auto",
+                  dtype: str = "bf16") -> dict[str, Any]:
+    """The `wavetune staircase` command's work: analysis + plots + staircase.json + STAIRCASE.md."""
+    import json
+
+    import hwspecs
+    from validation.measurements import dedupe_latest, load_measurements
+    from wavesim.calibration import load_calibration, shipped_calibration_path
+
+    spec = hwspecs.load_gpu(gpu)
+    ms = [m for m in dedupe_latest(load_measurements(paths, gpu=spec.id)) if m.problem.dtype == dtype]
+    sweeps = find_sweeps(ms)
+    if not sweeps:
+        raise ValueError(f"no M sweep (a config at >= 32 M values of one (N, K)) in {list(map(str, paths))}")
+    N, K = sweeps[0]
+    params = load_calibration(calibration, spec.id)
+    label = "none (specs only)" if params is None else (
+        f"shipped {shipped_calibration_path(spec.id)}" if calibration == "auto" else str(calibration))
+    if params is not None:
+        src = shipped_calibration_path(spec.id) if calibration == "auto" else Path(calibration)
+        try:
+            held = json.loads(src.read_text()).get("fit", {}).get("holdout_nk")
+        except (OSError, ValueError):
+            held = None
+        if held is None or f"{N}x{K}" not in held:
+            label += f" (fitted on data that includes N={N}, K={K}: in-sample)"
+        else:
+            label += f" (held out N={N}, K={K})"
+    st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plot_staircases(st, out)
+    (out / "staircase.json").write_text(json.dumps(st, indent=1) + "\n")
+    (out / "STAIRCASE.md").write_text("# Staircase agreement\n\n![staircases](staircase_grid.png)\n\n"
+                                      + staircase_markdown(st))
+    return st
