@@ -12,6 +12,12 @@ With identical CTAs and no jitter the discrete-event run has a fixed shape:
   DRAM, water-filled between the two demands; B (fewer CTAs per SM, so never slower) ends first
   after 1/r_B. Phase 2: A alone, with the DRAM B released, finishes its remaining 1 - r_A/r_B.
 
+Consequences (pinned by tests/test_engine.py): with no DRAM traffic and no fixed latency, a launch of
+w full waves takes exactly w * compute_s / min(solo_frac, 1/K). If solo_frac * K <= 1 co-resident CTAs
+never compete, every CTA takes compute_s / solo_frac whatever its SM holds, and the makespan is an exact
+staircase, waves * compute_s / solo_frac. If solo_frac * K > 1 the partial last wave holds fewer CTAs per
+SM, which run faster, so the step is softened inside its band ((w-1) * T_full, w * T_full].
+
 ``uniform_phases`` evaluates this with numpy on broadcast arrays, so one call prices many
 launches (a config-space sweep); ``simulate`` uses it for one ``Workload`` and also rebuilds the
 per-SM busy times and, on request, the per-CTA trace.
