@@ -165,16 +165,30 @@ def gemm_resources(config: LaunchConfig, arch: str, dtype: str, *, source: str =
     ships (sm_90 ``_spec1DD``), else the oracle; the estimate ignores it.
     Raises ValueError for an unknown arch/dtype/source, CompileFailure for a config that does not compile.
     """
+    if isinstance(config, LaunchConfig) and (problem is None or isinstance(problem, tuple)):
+        hit = _FRONT.get((config, arch, dtype, source, problem))
+        if hit is not None:
+            return hit
     if source not in SOURCES:
         raise ValueError(f"source={source!r}: use one of {SOURCES}")
     if not isinstance(config, LaunchConfig):
         raise TypeError(f"config must be a wavetune.config.LaunchConfig, got {type(config).__name__} "
                         f"(LaunchConfig.from_dict / from_key build one)")
     _validate(arch, dtype)
-    return _resolve(config, _canonical_arch(arch), dtype, source, _problem_key(problem))
+    out = _resolve(config, _canonical_arch(arch), dtype, source, _problem_key(problem))
+    if problem is None or isinstance(problem, tuple):
+        if len(_FRONT) > 65536:
+            _FRONT.clear()
+        _FRONT[(config, arch, dtype, source, problem)] = out
+    return out
+
+
+# Front memo keyed by the call's own arguments (skips validation on repeated calls: ~0.5 us vs ~2 us).
+_FRONT: dict = {}
 
 
 def clear_caches() -> None:
     """Forget memoised lookups and loaded tables (tests; after rebuilding a table)."""
+    _FRONT.clear()
     _resolve.cache_clear()
     load_table.cache_clear()
