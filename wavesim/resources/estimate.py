@@ -220,7 +220,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from . import clear_caches, table_archs
 
-    tables = table_archs()
+    tables = [t for t in table_archs() if t[0].startswith("sm_")]   # the estimate is NVIDIA-only
     if a.fit:
         doc = {
             "model": "regs = min(255, round(c0 + c_acc*acc + c_op*op)); acc = BM*BN/threads; "
