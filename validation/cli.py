@@ -1,4 +1,5 @@
-"""Subcommands of the validation package: profile (needs a GPU, or the interpreter for tests)."""
+"""Subcommands of the validation package: profile (needs a GPU, or the interpreter for tests); validate
+and staircase (offline: recorded measurements against the simulator and a tuner table)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,57 @@ def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _validate(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from validation.report import must_show_checks, write_report
+    from validation.suite import validate
+
+    cal = None if args.calibration in (None, "none") else args.calibration
+    lo, hi = (int(x) for x in args.m_range.split(":"))
+    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr))
+    result = validate(args.gpu, args.measurements, calibration=cal, table=args.table, folds=args.folds,
+                      m_range=(lo, hi), dtype=args.dtype, min_configs=args.min_configs, log=log)
+    md = write_report(result, args.report)
+    a = result["aggregates"]
+    brief = {k: {v: {m: a[k][v].get(m) for m in ("shapes", "regret_geomean", "regret_worst", "tau_median",
+                                                   "top1_rate", "top5_rate", "cublas_ratio_geomean")}
+                 for v in a[k] if isinstance(a[k][v], dict)} for k in a}
+    if args.json:
+        print(json.dumps({"report": str(md), "aggregates": brief, "must_show": must_show_checks(result)}, indent=1))
+    else:
+        for sub_name in ("all", "M16-8192"):
+            for v, x in brief[sub_name].items():
+                if x.get("shapes"):
+                    print(f"{sub_name:9s} {v:10s} shapes {x['shapes']:3d}  regret geomean {x['regret_geomean']:.4f} "
+                          f"worst {x['regret_worst']:.3f}  tau {x['tau_median'] if x['tau_median'] is not None else float('nan'):.3f}"
+                          f"  top1 {x['top1_rate'] if x['top1_rate'] is not None else float('nan'):.0%}")
+        print(f"report: {md}")
+    return 0
+
+
+def _staircase(args: argparse.Namespace) -> int:
+    import json
+
+    from validation.staircase import run_staircase
+
+    cal = None if args.calibration in (None, "none") else args.calibration
+    st = run_staircase(args.gpu, args.measurements, args.out, calibration=cal, dtype=args.dtype)
+    if args.json:
+        print(json.dumps({"out": args.out, "summary": st["summary"], "calibration": st["calibration"]}, indent=1))
+    else:
+        for c in st["configs"]:
+            k = c["calibrated"]
+            print(f"{c['config']:22s} {c['ctas_per_sm']} CTA/SM  measured steps {c['measured_steps_M']}  "
+                  f"missed {k['missed_M']}  spurious {k['spurious_M']}  err {k['median_err_scaled']:.1%}")
+        for name, s in st["summary"].items():
+            print(f"{name}: {s['hit']}/{s['measured_steps']} steps predicted, {s['spurious']} spurious, worst median "
+                  f"error {s['median_err_scaled_worst_config']:.1%}")
+        print(f"plots and staircase.json in {args.out}")
+    return 0
+
+
 def register(sub) -> None:
     p = sub.add_parser("profile", help="measure Triton GEMM configs on the local GPU into a JSONL file",
                        description="Measure every (shape, config) missing from --out; resumes after a kill.")
@@ -53,6 +105,35 @@ def register(sub) -> None:
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: run under TRITON_INTERPRET=1 (tests of the profiler only)")
     p.set_defaults(func=_profile)
+
+    p = sub.add_parser("validate", help="score the simulator (and a tuner table) against recorded measurements",
+                       description="Per shape: regret of the simulated optimum, Kendall tau, top-k, latency error, "
+                                   "speedup over the default config, ratio to cuBLAS; staircase agreement on the M "
+                                   "sweep; a markdown report with PNG plots and summary.json. No GPU needed.")
+    p.add_argument("--gpu", required=True)
+    p.add_argument("--measurements", nargs="+", required=True, help="measurement JSONL files")
+    p.add_argument("--calibration", default="cv",
+                   help="cv (k-fold by (N, K) layer, refit per fold; default), auto (shipped), a file, or none")
+    p.add_argument("--table", default=None, help="a tuner DualTable JSON to score as well")
+    p.add_argument("--report", required=True, help="output directory for REPORT.md, summary.json and PNGs")
+    p.add_argument("--folds", type=int, default=4)
+    p.add_argument("--m-range", default="1:16384", help="LO:HI, the M of the shapes to score")
+    p.add_argument("--min-configs", type=int, default=20, help="score shapes with at least this many measured configs")
+    p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    p.add_argument("--json", action="store_true", help="print the aggregates and checks as JSON")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_validate)
+
+    p = sub.add_parser("staircase", help="latency-vs-M staircases: measured steps against the simulator's",
+                       description="On an M sweep: per config CTAs/SM, measured and predicted steps (>15%% jumps), "
+                                   "missed and spurious ones, median error after one scale per config; PNG plots.")
+    p.add_argument("--gpu", required=True)
+    p.add_argument("--measurements", nargs="+", required=True, help="JSONL files holding an M sweep")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
+    p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_staircase)
 
 
 if __name__ == "__main__":  # `python3 -m validation.cli profile ...`: the profiler alone, for GPU machines
