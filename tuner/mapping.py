@@ -54,6 +54,19 @@ from hwspecs import GPUSpec
 from wavetune.config import GemmProblem, LaunchConfig
 
 REF_BLOCK_K = 64
+# Wave band index used by the tables: the wave count itself. Splitting the first wave into sub-bands at
+# G = cap/8 and cap/2 was tried (small tiles hold up to 2112 CTAs in one wave) and made held-out regret
+# worse (k-fold by layer, H200: sim table 1.066 -> 1.084 geo-mean, worst 1.32 -> 2.27; measured table
+# 1.040 -> 1.058, worst 1.23 -> 1.90): three more bilinears per macro fitted on fewer points each.
+
+
+def band_of(G: int, cap: int) -> int:
+    """Wave band index of a grid of G tiles: w = ceil(G / cap)."""
+    return -(-G // cap)
+
+
+def bands_array(G: np.ndarray, cap: int) -> np.ndarray:
+    return np.ceil(G / cap)
 
 
 class Coords(NamedTuple):

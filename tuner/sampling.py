@@ -80,11 +80,26 @@ def anchors_for_group(group: MacroGroup, domain: Domain) -> list[GemmProblem]:
         w_max = math.ceil(rows_max * npn / cap)
         for w in wave_ladder(w_max):
             g_first, g_last = (w - 1) * cap + 1, w * cap
-            for rows in {max(1, math.ceil(g_first / npn)), g_last // npn}:
+            targets = [(g_first, g_last)]
+            if w == 1:  # more G points inside the first wave: few-CTA grids are latency/bandwidth bound
+                targets = [(1, cap // 8), (cap // 8 + 1, cap // 2), (cap // 2 + 1, cap)]
+            for rows in {r for gf, gl in targets for r in (max(1, math.ceil(gf / npn)), gl // npn)}:
                 if 1 <= rows <= rows_max:
                     out[GemmProblem(rows * bm, N, K, domain.dtype)] = None
         # the small-M regime: a single partial row of tiles (M < BLOCK_M, decode-like shapes)
+        out[GemmProblem(min(16, bm), N, K, domain.dtype)] = None
         out[GemmProblem(1, N, K, domain.dtype)] = None
+    return list(out)
+
+
+def m1_anchors(domain: Domain) -> list[GemmProblem]:
+    """Anchors of the M == 1 regime (Triton specializes M == 1: a different compiled kernel, measured up to
+    4x slower than M == 16 for BLOCK_M = 128): M = 1 at each (N, K) of the domain and at N/2 and 2N."""
+    out: dict[GemmProblem, None] = {}
+    for N, K in domain.NK:
+        for n in (N // 2, N, 2 * N):
+            if n >= 1:
+                out[GemmProblem(1, n, K, domain.dtype)] = None
     return list(out)
 
 

@@ -6,7 +6,7 @@
 ``MeasurementSource``  latency = the measured time where the (problem, config) point was measured, and
                        elsewhere the simulator corrected by measurements: sim * exp(r_c(G, L)), where r_c
                        is a ridge-regularised fit of log(measured / simulated) per config on the measured
-                       points the sampler used (features 1, log G, log L, (log G)^2; shrunk toward 0,
+                       points the sampler used (features 1, log G, log L, (log G)^2, [M == 1]; shrunk toward 0,
                        i.e. toward the simulator). With prior=None there is no simulator: unmeasured
                        points are NaN and the model is fitted on whatever was measured (the pure-measurement
                        bilinear the guide warns about; kept for the comparison in tuner/README.md).
@@ -82,9 +82,9 @@ class SimSource:
         return self.simulate_us(list(problems), list(configs))
 
 
-def _corr_features(G: np.ndarray, L: np.ndarray) -> np.ndarray:
+def _corr_features(G: np.ndarray, L: np.ndarray, m1: np.ndarray) -> np.ndarray:
     lg, ll = np.log(G), np.log(L)
-    return np.column_stack([np.ones_like(lg), lg, ll, lg * lg / 10.0])
+    return np.column_stack([np.ones_like(lg), lg, ll, lg * lg / 10.0, m1])
 
 
 class MeasurementSource:
@@ -126,10 +126,10 @@ class MeasurementSource:
     def measured_problems(self) -> list[GemmProblem]:
         return sorted({p for p, _ in self.times})
 
-    def _coords(self, problems: list[GemmProblem], cfg: LaunchConfig) -> tuple[np.ndarray, np.ndarray]:
+    def _coords(self, problems: list[GemmProblem], cfg: LaunchConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         G = np.array([math.ceil(p.M / cfg.BLOCK_M) * math.ceil(p.N / cfg.BLOCK_N) for p in problems], float)
         L = np.array([math.ceil(p.K / cfg.BLOCK_K) for p in problems], float)
-        return G, L
+        return G, L, np.array([p.M == 1 for p in problems], float)
 
     def use(self, problems: list[GemmProblem], configs: list[LaunchConfig]) -> None:
         """Mark measured points as sampled and (re)fit the per-config corrections of those configs."""

@@ -1,7 +1,8 @@
 """DualTable: the fitted artifact of the tuner, and runtime selection from it in microseconds.
 
-For every macro config (BLOCK_M, BLOCK_N):
-  * a coefficient table indexed by wave count w: theta_w = (a, b, c, d), T_w(G, L) = a + b G + c L + d G L
+For every macro config (BLOCK_M, BLOCK_N), in each of two regimes (`macros`: the default specialization;
+`m1_macros`: M == 1, which Triton compiles to a different kernel):
+  * a coefficient table indexed by wave count w (tuner.mapping.band_of): theta_w = (a, b, c, d), T_w(G, L) = a + b G + c L + d G L
     (rows 1..w_max; past w_max rows continue linearly: theta_w = theta_wmax + (w - w_max) * slope);
   * a micro-config table indexed by (w, L bucket) holding the best micro config (BLOCK_K, GROUP_M,
     num_warps, num_stages); L bucket = floor(log2 L), L = ceil(K / 64) (tuner.mapping); w past the table
@@ -32,7 +33,7 @@ import numpy as np
 
 from wavetune.config import GemmProblem, LaunchConfig
 
-from .mapping import REF_BLOCK_K
+from .mapping import REF_BLOCK_K, band_of
 
 TABLE_FORMAT = "wavetune.dualtable"
 TABLE_VERSION = 1
@@ -78,6 +79,7 @@ class DualTable:
     model: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     unfit: list[dict[str, Any]] = field(default_factory=list)
+    m1_macros: list[MacroEntry] = field(default_factory=list)
     version: int = TABLE_VERSION
 
     def __post_init__(self) -> None:
@@ -87,15 +89,20 @@ class DualTable:
 
     # ---- runtime ---------------------------------------------------------------------------------
     def _compile(self) -> None:
+        self._fast = self._compile_list(self.macros)
+        self._fast_m1 = self._compile_list(self.m1_macros)
+        self._nb = N_L_BUCKETS - 1
+
+    @staticmethod
+    def _compile_list(macros: list[MacroEntry]) -> list[tuple]:
         fast = []
-        for e in self.macros:
+        for e in macros:
             rows = [tuple(float(x) for x in r) for r in e.coef]
             cfgs = [LaunchConfig(e.BLOCK_M, e.BLOCK_N, u["BLOCK_K"], u["GROUP_M"], u["num_warps"], u["num_stages"])
                     for u in e.micros]
             mt = [tuple(cfgs[i] for i in row) for row in e.micro_table]
             fast.append((e.BLOCK_M, e.BLOCK_N, e.cap, rows, len(rows), tuple(float(x) for x in e.slope), mt, len(mt)))
-        self._fast = fast
-        self._nb = N_L_BUCKETS - 1
+        return fast
 
     def covers(self, problem: GemmProblem) -> bool:
         """Whether the problem lies in the domain the table was fitted on (dtype and M range; the N and K
@@ -114,37 +121,37 @@ class DualTable:
         """Stage I for every macro: (predicted latency in us, BLOCK_M, BLOCK_N)."""
         L = -(-K // REF_BLOCK_K)
         out = []
-        for bm, bn, cap, rows, wmax, slope, _, _ in self._fast:
+        for bm, bn, cap, rows, nrows, slope, _, _ in (self._fast_m1 if M == 1 and self._fast_m1 else self._fast):
             G = (-(-M // bm)) * (-(-N // bn))
-            w = -(-G // cap)
-            if w <= wmax:
-                a, b, c, d = rows[w - 1]
+            v = band_of(G, cap)
+            if v <= nrows:
+                a, b, c, d = rows[v - 1]
             else:
-                x = w - wmax
+                x = v - nrows
                 a, b, c, d = (r + x * s for r, s in zip(rows[-1], slope))
             out.append((a + b * G + (c + d * G) * L, bm, bn))
         return out
 
     def select_mnk(self, M: int, N: int, K: int) -> LaunchConfig:
-        """The hot path: ints in, LaunchConfig out."""
+        """The hot path: ints in, LaunchConfig out (stage I: fastest macro; stage II: its micro cell)."""
         L = -(-K // REF_BLOCK_K)
         best_t = math.inf
         best = None
-        for entry in self._fast:
-            bm, bn, cap, rows, wmax, slope, _, _ = entry
+        for entry in (self._fast_m1 if M == 1 and self._fast_m1 else self._fast):
+            bm, bn, cap, rows, nrows, slope, _, _ = entry
             G = (-(-M // bm)) * (-(-N // bn))
-            w = -(-G // cap)
-            if w <= wmax:
-                a, b, c, d = rows[w - 1]
+            v = -(-G // cap)
+            if v <= nrows:
+                a, b, c, d = rows[v - 1]
             else:
-                x = w - wmax
+                x = v - nrows
                 a, b, c, d = (r + x * s for r, s in zip(rows[-1], slope))
             t = a + b * G + (c + d * G) * L
             if t < best_t:
-                best_t, best, best_w = t, entry, w
+                best_t, best, best_v = t, entry, v
         mt, nmt = best[6], best[7]
         b = L.bit_length() - 1
-        return mt[min(best_w, nmt) - 1][b if b < self._nb else self._nb]
+        return mt[min(best_v, nmt) - 1][b if b < self._nb else self._nb]
 
     def select(self, problem: GemmProblem) -> LaunchConfig:
         if problem.dtype != self.dtype:
@@ -157,7 +164,8 @@ class DualTable:
                 "dtype": self.dtype, "triton": self.triton, "sm_count": self.sm_count, "ref_block_k": REF_BLOCK_K,
                 "l_buckets": N_L_BUCKETS, "space_hash": self.space_hash, "space_size": self.space_size,
                 "source": self.source, "domain": self.domain, "model": self.model, "stats": self.stats,
-                "unfit": self.unfit, "macros": [m.to_dict() for m in self.macros]}
+                "unfit": self.unfit, "macros": [m.to_dict() for m in self.macros],
+                "m1_macros": [m.to_dict() for m in self.m1_macros]}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
@@ -174,24 +182,32 @@ class DualTable:
             raise ValueError(f"{where}: table built with ref_block_k={d.get('ref_block_k')}, l_buckets={d.get('l_buckets')};"
                              f" this wavetune uses {REF_BLOCK_K}, {N_L_BUCKETS}")
         try:
-            macros = []
-            for i, m in enumerate(d["macros"]):
-                e = MacroEntry(**{k: m[k] for k in MacroEntry.__dataclass_fields__})
-                if len(e.coef) < 1 or any(len(r) != 4 for r in e.coef) or len(e.slope) != 4:
-                    raise ValueError(f"macro {i}: coef rows and slope must have 4 numbers")
-                if not e.micro_table or any(len(r) != N_L_BUCKETS for r in e.micro_table):
-                    raise ValueError(f"macro {i}: micro_table rows must have {N_L_BUCKETS} entries")
-                if any(not (0 <= j < len(e.micros)) for r in e.micro_table for j in r):
-                    raise ValueError(f"macro {i}: micro_table index out of range")
-                macros.append(e)
+            macros = [cls._parse_entry(m, f"{where}: macros[{i}]") for i, m in enumerate(d["macros"])]
+            m1 = [cls._parse_entry(m, f"{where}: m1_macros[{i}]") for i, m in enumerate(d.get("m1_macros", []))]
             return cls(gpu=d["gpu"], kernel=d["kernel"], dtype=d["dtype"], triton=d.get("triton"),
                        sm_count=int(d["sm_count"]), space_hash=d["space_hash"], space_size=int(d["space_size"]),
                        source=d["source"], macros=macros, domain=d.get("domain", {}), model=d.get("model", {}),
-                       stats=d.get("stats", {}), unfit=d.get("unfit", []))
+                       stats=d.get("stats", {}), unfit=d.get("unfit", []), m1_macros=m1)
         except KeyError as e:
             raise ValueError(f"{where}: missing key {e.args[0]!r}") from None
         except TypeError as e:
             raise ValueError(f"{where}: malformed table ({e})") from None
+
+    @staticmethod
+    def _parse_entry(m: dict[str, Any], where: str) -> MacroEntry:
+        if not isinstance(m, dict):
+            raise ValueError(f"{where}: expected an object")
+        missing = [k for k in MacroEntry.__dataclass_fields__ if k not in m]
+        if missing:
+            raise ValueError(f"{where}: missing key(s) {missing}")
+        e = MacroEntry(**{k: m[k] for k in MacroEntry.__dataclass_fields__})
+        if len(e.coef) < 1 or any(len(r) != 4 for r in e.coef) or len(e.slope) != 4:
+            raise ValueError(f"{where}: coef rows and slope must have 4 numbers")
+        if not e.micro_table or any(len(r) != N_L_BUCKETS for r in e.micro_table):
+            raise ValueError(f"{where}: micro_table rows must have {N_L_BUCKETS} entries")
+        if any(not (0 <= j < len(e.micros)) for r in e.micro_table for j in r):
+            raise ValueError(f"{where}: micro_table index out of range")
+        return e
 
     @classmethod
     def load(cls, path: str | Path) -> "DualTable":
@@ -205,8 +221,9 @@ class DualTable:
         return cls.from_dict(d, str(p))
 
     def configs(self) -> list[LaunchConfig]:
-        return [LaunchConfig(e.BLOCK_M, e.BLOCK_N, u["BLOCK_K"], u["GROUP_M"], u["num_warps"], u["num_stages"])
-                for e in self.macros for u in e.micros]
+        return list(dict.fromkeys(
+            LaunchConfig(e.BLOCK_M, e.BLOCK_N, u["BLOCK_K"], u["GROUP_M"], u["num_warps"], u["num_stages"])
+            for e in self.macros + self.m1_macros for u in e.micros))
 
 
 def micro_cells(w: np.ndarray, L: np.ndarray) -> np.ndarray:

@@ -16,9 +16,9 @@ import numpy as np
 from hwspecs import GPUSpec
 from wavetune.config import GemmProblem, LaunchConfig
 
-from .mapping import MacroGroup, group_space
+from .mapping import MacroGroup, band_of, group_space
 from .model import WaveModel
-from .sampling import GENERIC_DOMAIN, Domain, anchors_for_group, snap_to_measured
+from .sampling import GENERIC_DOMAIN, Domain, anchors_for_group, m1_anchors, snap_to_measured
 from .sources import MeasurementSource, SimSource
 from .table import N_L_BUCKETS, DualTable, MacroEntry, l_bucket, space_hash
 
@@ -82,22 +82,20 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
         if domain is None:
             domain = Domain.of_problems(measured_problems, dtype)
     domain = domain or GENERIC_DOMAIN
-    anchors_by_group: list[list[GemmProblem]] = []
-    for g in groups:
-        anchors = anchors_for_group(g, domain)
-        if is_meas:
-            snapped = snap_to_measured(anchors, g, measured_problems)
-            source.use(snapped, g.configs)
-            if source.prior is not None:
-                anchors = list(dict.fromkeys(snapped + anchors))
-            else:
-                anchors = snapped
-        anchors_by_group.append(anchors)
-    entries: list[MacroEntry] = []
+    entries: dict[str, list[MacroEntry]] = {"default": [], "m1": []}
     n_anchor_problems = 0
-    for g, anchors in zip(groups, anchors_by_group):
-        entries.append(_fit_group(g, anchors, source, form))
-        n_anchor_problems += len(anchors)
+    # The simulator does not model Triton's M == 1 specialization, so only measurements get that regime.
+    for regime in ("default", "m1") if is_meas else ("default",):
+        if is_meas:
+            pool = [p for p in measured_problems if (p.M == 1) == (regime == "m1")]
+        for g in groups:
+            anchors = anchors_for_group(g, domain) if regime == "default" else m1_anchors(domain)
+            if is_meas:
+                snapped = snap_to_measured(anchors, g, pool)
+                source.use(snapped, g.configs)
+                anchors = list(dict.fromkeys(snapped + anchors)) if source.prior is not None else snapped
+            entries[regime].append(_fit_group(g, anchors, source, form))
+            n_anchor_problems += len(anchors)
     points = source.points_used
     exhaustive = domain.size() * sum(len(g.micros) for g in groups)
     stats = {"anchor_problems": n_anchor_problems, "points_sampled": points,
@@ -109,7 +107,7 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
     triton = getattr(source, "triton_version", None) or triton_version()
     return DualTable(gpu=gpu_id, kernel=kernel, dtype=dtype, triton=triton, sm_count=spec.sm_count,
                      space_hash=space_hash(configs), space_size=len(configs), source=source.describe(),
-                     macros=entries, domain=domain.to_dict(), model={"name": "wave", "form": form},
+                     macros=entries["default"], m1_macros=entries["m1"], domain=domain.to_dict(), model={"name": "wave", "form": form},
                      stats=stats, unfit=[{"config": u.config.to_dict(), "reason": u.reason} for u in unfit])
 
 
@@ -126,11 +124,12 @@ def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str) -> 
     env = np.nanmin(lat, axis=1)
     logreg = np.where(np.isfinite(lat), np.log(lat / env[:, None]), MISSING_PENALTY)
     co = np.array([g.coords(a) for a in anchors], dtype=np.float64)  # (G, L, w)
-    X = np.column_stack([co[:, 2], co[:, 0], co[:, 1]])
+    band = np.array([band_of(int(G), g.cap) for G in co[:, 0]], dtype=np.float64)
+    X = np.column_stack([band, co[:, 0], co[:, 1]])
     model = WaveModel(form=form).fit(X, env)
-    w_tab = int(co[:, 2].max())
+    w_tab = int(band.max())
     rows, slope = model.coef_table(w_tab)
-    wi = co[:, 2].astype(np.int64)
+    wi = band.astype(np.int64)
     bi = np.array([l_bucket(int(L)) for L in co[:, 1]], dtype=np.int64)
     mt = _micro_table(wi, bi, logreg, w_tab)
     return MacroEntry(g.macro.BLOCK_M, g.macro.BLOCK_N, g.ref_ctas_per_sm, g.cap, rows.tolist(), slope.tolist(), micros, mt)
