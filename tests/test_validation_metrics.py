@@ -1,0 +1,100 @@
+"""Metric functions of the validation suite and the staircase analysis, on tiny inputs with known answers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from validation.staircase import (detect_steps, longest_regular_run, loose_match, match_steps, scaled_error)
+from validation.suite import (aggregate, fold_of_groups, geomean, kendall_tau, latency_errors, layer_groups,
+                              regime_of, regret, scale_factor, shape_metrics, top_k_hits)
+
+
+def test_regret():
+    meas = [2.0, 1.0, 4.0]
+    assert regret(meas, 1) == 1.0
+    assert regret(meas, 0) == 2.0
+    assert regret(meas, 2) == 4.0
+
+
+def test_top_k_hits():
+    meas = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    # sim ranks config 6 first, config 0 (the measured best) sixth
+    sim = np.array([6.0, 2.0, 3.0, 4.0, 5.0, 7.0, 1.0])
+    h = top_k_hits(sim, meas, k=5)
+    assert h == {"top1": False, "top5": False, "pick_in_top5": False}
+    sim2 = np.array([5.0, 2.0, 3.0, 4.0, 1.0, 7.0, 8.0])  # pick = config 4 (5th measured), best is 5th in sim
+    assert top_k_hits(sim2, meas, k=5) == {"top1": False, "top5": True, "pick_in_top5": True}
+    assert top_k_hits(meas, meas, k=5) == {"top1": True, "top5": True, "pick_in_top5": True}
+    # a pick that ties the measured best counts as a top-1 hit
+    assert top_k_hits([2.0, 1.0], [1.0, 1.0], k=1)["top1"]
+
+
+def test_kendall_tau():
+    assert kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert kendall_tau([1, 2, 3, 4], [40, 30, 20, 10]) == pytest.approx(-1.0)
+    # one discordant pair of 6: (5 - 1) / 6
+    assert kendall_tau([1, 2, 3, 4], [1, 2, 4, 3]) == pytest.approx(4 / 6)
+    assert math.isnan(kendall_tau([1.0], [1.0]))
+
+
+def test_scale_and_latency_errors():
+    sim = np.array([1.0, 2.0, 4.0])
+    meas = 2.0 * sim
+    assert scale_factor(sim, meas) == pytest.approx(2.0)
+    err, err_scaled, s = latency_errors(sim, meas)
+    assert err == pytest.approx(0.5) and err_scaled == pytest.approx(0.0, abs=1e-12) and s == pytest.approx(2.0)
+    # geomean of ratios 1 and 4 is 2: after scaling the errors are |2/1 - 1| = 1 and |2/4 - 1| = 0.5
+    e, s2 = scaled_error([1.0, 1.0], [1.0, 4.0])
+    assert s2 == pytest.approx(2.0) and e == pytest.approx(0.75)
+
+
+def test_shape_metrics_and_aggregate():
+    meas = np.array([1.0, 1.1, 2.0, 3.0])
+    sim = np.array([1.2, 1.0, 2.5, 2.9])   # picks config 1: regret 1.1
+    m = shape_metrics(sim, meas, default_idx=3, cublas_ms=1.0)
+    assert m["pick"] == 1 and m["regret"] == pytest.approx(1.1)
+    assert m["speedup_default"] == pytest.approx(3.0 / 1.1) and m["cublas_ratio"] == pytest.approx(1.1)
+    assert not m["top1"] and m["top5"] and m["pick_in_top5"]
+    rows = [{"v": {**m, "regret": r}} for r in (1.0, 1.21)]
+    a = aggregate(rows, "v")
+    assert a["regret_geomean"] == pytest.approx(1.1) and a["regret_worst"] == pytest.approx(1.21)
+    assert geomean([1.0, 4.0, None, float("nan")]) == pytest.approx(2.0)
+
+
+def test_regimes():
+    assert [regime_of(m) for m in (1, 64, 65, 1024, 1025, 16384)] == [
+        "M<=64", "M<=64", "64<M<=1024", "64<M<=1024", "M>1024", "M>1024"]
+
+
+def test_folds_hold_out_layer_i_and_i_plus_4():
+    from validation.shapesets import LLM_LAYERS
+
+    nks = [(n, k) for _, n, k in LLM_LAYERS]
+    groups = layer_groups(reversed(nks + [(1, 1)]))
+    assert groups[:8] == nks and groups[8] == (1, 1)
+    f = fold_of_groups(nks, 4)
+    for i in range(4):
+        assert {g for g, j in f.items() if j == i} == {nks[i], nks[i + 4]}
+    with pytest.raises(ValueError):
+        fold_of_groups(nks[:3], 4)
+
+
+def test_detect_and_match_steps():
+    ys = [1.0, 1.05, 1.3, 1.32, 1.33, 2.0, 2.1]
+    assert detect_steps(ys) == [2, 5]
+    assert detect_steps(ys, threshold=0.5) == [5]
+    assert detect_steps([1.0]) == []
+    assert match_steps([2, 5], [5, 6]) == ([5], [2], [6])
+
+
+def test_loose_match():
+    meas = [1.0, 1.0, 1.2, 1.2, 1.2, 1.2]   # step of 20% at index 2
+    sim = [1.0, 1.0, 1.1, 1.1, 1.1, 1.5]    # 10% at index 2 (above half the threshold), 36% at index 5
+    missed, spurious = loose_match(meas, sim, [2], [5])
+    assert missed == [] and spurious == [5]
+
+
+def test_longest_regular_run():
+    assert longest_regular_run([1, 16, 32, 64, 128, 192, 256, 320, 16384]) == [64, 128, 192, 256, 320]
+    assert longest_regular_run([5, 1, 3]) == [1, 3, 5]
