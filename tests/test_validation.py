@@ -1,0 +1,153 @@
+"""Offline replay of the validation suite on the committed H200 measurements (no GPU).
+
+The bounds are what the suite achieves today with a little room for timing noise and refits (measured
+values in comments), so that a regression of the simulator, its calibration or the suite breaks them.
+The issues' own bounds (issue 5: calibrated regret <= 1.05, tau >= 0.75; issue 3: specs-only regret
+<= 1.15, tau >= 0.5, staircase error <= 8%) are implied by these.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from validation.suite import validate
+
+DATA = Path(__file__).resolve().parent.parent / "validation" / "data" / "h200" / "gemm"
+FILES = [str(DATA / f) for f in ("llm.jsonl", "m_sweep.jsonl", "k_sweep.jsonl")]
+
+
+@pytest.fixture(scope="module")
+def cv():
+    """One 4-fold cross-validated run (~15 s on 2 cores), shared by the tests of this module."""
+    return validate("h200", FILES, calibration="cv", folds=4)
+
+
+def _agg(r, sub, variant):
+    return r["aggregates"][sub][variant]
+
+
+def test_every_scored_shape_is_held_out_of_its_fold(cv):
+    assert cv["evaluated_shapes"] == cv["scored_shapes"] == 96     # 8 LLM layers x 12 M
+    fits = {f["fold"]: f for f in cv["calibration"]["fits"]}
+    for r in cv["shapes"]:
+        assert not r["in_sample"]
+        assert f"{r['N']}x{r['K']}" in fits[r["fold"]]["holdout_nk"]
+    # fold i holds out LLM layers i and i + 4
+    assert fits[0]["holdout_nk"] == ["1280x8192", "6144x4096"]
+    # the fold that holds out N=K=4096 also drops the M sweep at that (N, K): fewer training records
+    assert fits[1]["train_records"] < fits[0]["train_records"]
+
+
+def test_calibrated_held_out_bounds(cv):
+    w = _agg(cv, "M16-8192", "calibrated")
+    assert w["shapes"] == 80
+    assert w["regret_geomean"] <= 1.045       # measured 1.036
+    assert w["regret_worst"] <= 1.30          # 1.18
+    assert w["tau_median"] >= 0.80            # 0.834
+    assert w["pick_in_top5_rate"] >= 0.55     # 0.69
+    a = _agg(cv, "all", "calibrated")
+    assert a["regret_geomean"] <= 1.07        # 1.057 (M <= 64 is the weak regime: 1.11)
+    assert a["tau_median"] >= 0.80            # 0.834
+    assert _agg(cv, "64<M<=1024", "calibrated")["regret_geomean"] <= 1.04   # 1.024
+
+
+def test_specs_only_bounds_and_calibration_helps(cv):
+    s = _agg(cv, "M16-8192", "specs")
+    assert s["regret_geomean"] <= 1.09        # 1.066; issue 3 asks <= 1.15
+    assert s["tau_median"] >= 0.70            # 0.752; issue 3 asks >= 0.5
+    c = _agg(cv, "M16-8192", "calibrated")
+    assert c["regret_geomean"] < s["regret_geomean"]
+    assert c["tau_median"] > s["tau_median"]
+    assert c["err_median"] < s["err_median"]  # 11% vs 18%
+
+
+def test_latency_default_and_cublas_figures(cv):
+    a = _agg(cv, "all", "calibrated")
+    assert a["err_median"] <= 0.14            # 11%
+    assert a["err_scaled_median"] <= 0.11     # 9%
+    assert a["speedup_default_geomean"] >= 1.15   # 1.26: the default is poor at small M
+    assert a["cublas_ratio_geomean"] <= 1.32      # 1.25 (the measured best is 1.19x cuBLAS)
+    assert cv["aggregates"]["all"]["best_measured_cublas_ratio_geomean"] <= a["cublas_ratio_geomean"]
+    for r in cv["shapes"]:
+        assert r["calibrated"]["regret"] >= 1.0 and r["specs"]["regret"] >= 1.0
+        assert r["cublas_ms"] is not None and r["default_ms"] is not None
+
+
+def test_staircase_agreement(cv):
+    st = cv["staircase"]
+    assert (st["N"], st["K"]) == (4096, 4096)
+    assert "held out N=4096, K=4096" in st["calibration"]
+    assert {1, 2, 3, 8} <= set(st["ctas_per_sm_covered"])
+    for variant in ("specs", "calibrated"):
+        s = st["summary"][variant]
+        assert s["median_err_scaled_worst_config"] <= 0.08      # issue 3; measured 6.0% / 6.9%
+        assert s["measured_steps"] >= 25
+        assert s["hit"] >= s["measured_steps"] - 4               # 26/29 hit
+        assert s["spurious"] <= 26                               # 23 / 18
+    by = {c["config"]: c for c in st["configs"]}
+    # 1 and 2 CTAs/SM: every measured step predicted at the same M
+    for key in ("128x128x64_g8_w4_s4", "128x128x64_g8_w4_s2", "128x256x64_g8_w8_s3"):
+        assert by[key]["calibrated"]["missed_M"] == []
+    assert by["128x128x64_g8_w4_s4"]["ctas_per_sm"] == 1 and by["64x64x32_g8_w4_s2"]["ctas_per_sm"] == 8
+    assert by["128x128x64_g8_w4_s4"]["measured_steps_M"][:2] == [576, 1088]
+
+
+def test_report_files(cv, tmp_path):
+    from validation.report import write_report
+
+    md = write_report(cv, tmp_path)
+    text = md.read_text()
+    assert "## Must-show checks" in text and "## Staircase agreement" in text and "| llama3-8b.o | 4096 |" in text
+    for png in ("regret_per_shape.png", "tau_per_shape.png", "sim_vs_measured.png", "staircase_grid.png",
+                "staircase_all.png"):
+        assert (tmp_path / png).stat().st_size > 10_000
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["aggregates"]["M16-8192"]["calibrated"]["regret_geomean"] == pytest.approx(
+        _agg(cv, "M16-8192", "calibrated")["regret_geomean"])
+    assert "_points" not in summary and len(summary["shapes"]) == 96
+    checks = {c["what"]: c for c in summary["must_show"]}
+    assert checks["calibrated geomean regret, 16 <= M <= 8192"]["holds"]
+
+
+def test_shipped_calibration_is_flagged_in_sample():
+    r = validate("h200", FILES[:1], calibration="auto", m_range=(1024, 1024), staircase=False)
+    assert all(s["in_sample"] for s in r["shapes"])
+    assert any("IN-SAMPLE" in n for n in r["notes"])
+
+
+def test_table_column(tmp_path):
+    pytest.importorskip("tuner.table")
+    from tuner.table import DualTable, MacroEntry
+
+    micro = {"BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
+    t = DualTable(gpu="h200", kernel="gemm", dtype="bf16", triton=None, sm_count=132, space_hash="x", space_size=1,
+                  source={"test": True}, macros=[MacroEntry(128, 128, 1, 132, [[0.0, 0.0, 0.0, 0.0]], [0.0] * 4,
+                                                            [micro], [[0] * 12])])
+    path = tmp_path / "table.json"
+    t.save(path)
+    r = validate("h200", FILES[:1], calibration=None, table=path, m_range=(4096, 4096), staircase=False)
+    assert len(r["shapes"]) == 8
+    for s in r["shapes"]:
+        assert s["table"]["pick_config"] == "128x128x64_g8_w4_s3"
+        assert s["table"]["regret"] >= 1.0
+    assert r["aggregates"]["all"]["table"]["shapes"] == 8
+
+
+def test_cli_validate_and_staircase(tmp_path, capsys):
+    from wavetune.cli import main
+
+    rc = main(["validate", "--gpu", "h200", "--measurements", FILES[0], "--calibration", "none",
+               "--m-range", "1024:1024", "--report", str(tmp_path / "rep"), "--json", "--quiet"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["aggregates"]["all"]["specs"]["shapes"] == 8
+    assert (tmp_path / "rep" / "REPORT.md").exists() and (tmp_path / "rep" / "summary.json").exists()
+    rc = main(["staircase", "--gpu", "h200", "--measurements", FILES[1], "--calibration", "none",
+               "--out", str(tmp_path / "st"), "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["specs"]["median_err_scaled_worst_config"] <= 0.08
+    assert (tmp_path / "st" / "staircase_grid.png").exists() and (tmp_path / "st" / "staircase.json").exists()
+    assert main(["validate", "--gpu", "h200", "--measurements", str(tmp_path / "missing.jsonl"),
+                 "--report", str(tmp_path / "x")]) == 2
