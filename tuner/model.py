@@ -39,7 +39,9 @@ def _wls(A: np.ndarray, y: np.ndarray, wts: np.ndarray, alpha: float, prior: np.
     Aw, yw = As * sw, y * sw[:, 0]
     p = np.zeros(A.shape[1]) if prior is None else prior * scale
     n = A.shape[1]
-    lhs = Aw.T @ Aw + alpha * np.eye(n)
+    gram = Aw.T @ Aw
+    alpha = alpha * max(np.trace(gram) / n, 1e-300)  # relative to the design's scale
+    lhs = gram + alpha * np.eye(n)
     rhs = Aw.T @ yw + alpha * p
     return np.linalg.solve(lhs, rhs) / scale
 
@@ -53,12 +55,12 @@ class WaveModel:
 
     _options = dict(
         form=("model form, one of " + ", ".join(FORMS), "per-wave"),
-        ridge=("ridge strength toward the prior row (relative to the scaled design)", 1e-6),
+        ridge=("ridge strength toward the prior row (relative to the mean eigenvalue of the design)", 1e-8),
         prior_ridge=("ridge strength for bands with fewer than 4 distinct (G, L) points", 1.0),
         relative=("weight samples by 1/y^2 (relative error loss) instead of uniformly", True),
     )
 
-    def __init__(self, form: str = "per-wave", ridge: float = 1e-6, prior_ridge: float = 1.0, relative: bool = True):
+    def __init__(self, form: str = "per-wave", ridge: float = 1e-8, prior_ridge: float = 1.0, relative: bool = True):
         self.form = form
         self.ridge = ridge
         self.prior_ridge = prior_ridge

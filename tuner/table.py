@@ -153,6 +153,23 @@ class DualTable:
         b = L.bit_length() - 1
         return mt[min(best_v, nmt) - 1][b if b < self._nb else self._nb]
 
+    def micro_for(self, M: int, N: int, K: int, bm: int, bn: int) -> LaunchConfig | None:
+        """Stage II for a given macro (None if the macro is not in the table)."""
+        L = -(-K // REF_BLOCK_K)
+        for e in (self._fast_m1 if M == 1 and self._fast_m1 else self._fast):
+            if e[0] == bm and e[1] == bn:
+                w = band_of((-(-M // bm)) * (-(-N // bn)), e[2])
+                return e[6][min(w, e[7]) - 1][min(L.bit_length() - 1, self._nb)]
+        return None
+
+    def predict_us(self, M: int, N: int, K: int, cfg: LaunchConfig) -> float:
+        """A latency score for any config: its macro's stage-I prediction, times 1.05 when its micro config is
+        not the table's stage-II pick (inf for a macro the table does not have). Used as Triton's perf_model."""
+        for t, bm, bn in self.predict_macros(M, N, K):
+            if bm == cfg.BLOCK_M and bn == cfg.BLOCK_N:
+                return t if self.micro_for(M, N, K, bm, bn) == cfg else t * 1.05
+        return math.inf
+
     def select(self, problem: GemmProblem) -> LaunchConfig:
         if problem.dtype != self.dtype:
             raise ValueError(f"table is for dtype {self.dtype}, problem has {problem.dtype}")

@@ -1,0 +1,119 @@
+"""Triton integration: a perf_model for `triton.autotune(prune_configs_by=...)`, and a drop-in decorator that
+launches with the table's config (no benchmarking), falling back to Triton's autotuner outside the table.
+
+Triton 3.6 (triton/runtime/autotuner.py, Autotuner.prune_configs) calls
+``perf_model(**named_args, **kwargs, **config.all_kwargs())`` for each config and keeps the `top_k` with the
+smallest values (top_k: an int, or a float <= 1 as a fraction of the configs). So:
+
+    @triton.autotune(configs=[c.to_triton() for c in table.configs()], key=["M", "N", "K"],
+                     prune_configs_by=prune_configs_by(table, top_k=3))
+    @triton.jit
+    def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, ..., BLOCK_M: tl.constexpr, ...): ...
+
+benchmarks only the 3 configs the table rates best. The drop-in:
+
+    gemm = table_autotune(table, key=["M", "N", "K"])(gemm_kernel)   # gemm_kernel: a @triton.jit function
+    gemm[grid](a, b, c, M, N, K, ...)                               # grid: a tuple or lambda META: ...
+
+picks table.select(M, N, K) at each launch (a few microseconds, no benchmarking); a shape outside
+`table.covers()` goes to `triton.autotune(configs=table.configs(), key=key)` with one log line per shape.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from wavetune.config import LaunchConfig
+
+log = logging.getLogger("wavetune.tuner")
+
+META_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
+
+
+def perf_model(table, m_arg: str = "M", n_arg: str = "N", k_arg: str = "K") -> Callable[..., float]:
+    """A Triton perf_model: keyword args of the launch and of the config -> predicted latency (us)."""
+
+    def model(**kw: Any) -> float:
+        cfg = LaunchConfig(kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"], kw.get("GROUP_M", 8),
+                           kw.get("num_warps", 4), kw.get("num_stages", 3))
+        return table.predict_us(int(kw[m_arg]), int(kw[n_arg]), int(kw[k_arg]), cfg)
+
+    return model
+
+
+def prune_configs_by(table, top_k: int | float = 3, **arg_names) -> dict[str, Any]:
+    return {"perf_model": perf_model(table, **arg_names), "top_k": top_k}
+
+
+class TableLauncher:
+    """`kernel[grid](*args, **kwargs)` with the config chosen from a DualTable."""
+
+    def __init__(self, fn, table, key=("M", "N", "K"), fallback: Callable | None = None):
+        self.fn = fn
+        self.table = table
+        self.key = tuple(key)
+        self.arg_names = list(getattr(fn, "arg_names", []))
+        self._fallback_factory = fallback
+        self._fallback = None
+        self._logged: set[tuple] = set()
+        self.last_config: LaunchConfig | None = None
+        self.last_path: str | None = None
+
+    def _fallback_kernel(self):
+        if self._fallback is None:
+            if self._fallback_factory is not None:
+                self._fallback = self._fallback_factory(self.fn)
+            else:
+                import triton
+
+                self._fallback = triton.autotune(configs=[c.to_triton() for c in self.table.configs()],
+                                                 key=list(self.key))(self.fn)
+        return self._fallback
+
+    def _mnk(self, args, kwargs) -> tuple[int, int, int]:
+        named = dict(zip(self.arg_names, args))
+        named.update(kwargs)
+        try:
+            return tuple(int(named[k]) for k in self.key)
+        except KeyError as e:
+            raise ValueError(f"launch has no argument {e.args[0]!r}; key={self.key}, args={self.arg_names}") from None
+
+    def choose(self, M: int, N: int, K: int) -> LaunchConfig | None:
+        from wavetune.config import GemmProblem
+
+        p = GemmProblem(M, N, K, self.table.dtype)
+        return self.table.select_mnk(M, N, K) if self.table.covers(p) else None
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            M, N, K = self._mnk(args, kwargs)
+            cfg = self.choose(M, N, K)
+            if cfg is None:
+                if (M, N, K) not in self._logged:
+                    self._logged.add((M, N, K))
+                    log.warning("wavetune: shape M=%d N=%d K=%d is outside the table's coverage (%s); "
+                                "falling back to triton.autotune", M, N, K, self.table.domain)
+                self.last_config, self.last_path = None, "autotune"
+                return self._fallback_kernel()[grid](*args, **kwargs)
+            meta = {"BLOCK_M": cfg.BLOCK_M, "BLOCK_N": cfg.BLOCK_N, "BLOCK_K": cfg.BLOCK_K, "GROUP_M": cfg.GROUP_M}
+            g = grid({**named_args(self.arg_names, args, kwargs), **meta}) if callable(grid) else grid
+            self.last_config, self.last_path = cfg, "table"
+            return self.fn[g](*args, **kwargs, **meta, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+
+        return launch
+
+
+def named_args(names, args, kwargs) -> dict[str, Any]:
+    d = dict(zip(names, args))
+    d.update(kwargs)
+    return d
+
+
+def table_autotune(table, key=("M", "N", "K"), fallback: Callable | None = None):
+    """Decorator: `table_autotune(table)(jit_fn)` -> a TableLauncher (see the module docstring)."""
+
+    def deco(fn):
+        return TableLauncher(fn, table, key, fallback)
+
+    return deco
