@@ -45,6 +45,10 @@ def _validate(args: argparse.Namespace) -> int:
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr))
     result = validate(args.gpu, args.measurements, calibration=cal, table=args.table, folds=args.folds,
                       m_range=(lo, hi), dtype=args.dtype, min_configs=args.min_configs, log=log)
+    result["command"] = " ".join(
+        ["wavetune validate --gpu", args.gpu, "--measurements", *args.measurements, "--calibration",
+         str(args.calibration), *(["--table", args.table] if args.table else []), "--folds", str(args.folds),
+         "--m-range", args.m_range, "--report", args.report])
     md = write_report(result, args.report)
     a = result["aggregates"]
     brief = {k: {v: {m: a[k][v].get(m) for m in ("shapes", "regret_geomean", "regret_worst", "tau_median",

@@ -168,6 +168,7 @@ def render_markdown(result: dict[str, Any], plots: list[str]) -> str:
          "best over the configs measured at that shape; Kendall tau over those configs (simulated vs measured); "
          "top-5 = the measured best is among the simulator's 5 fastest; cuBLAS = torch.matmul measured on the "
          "same GPU.", "",
+         *([f"    {result['command']}", ""] if result.get("command") else []),
          f"- measurements: {', '.join('`' + p + '`' for p in result['measurement_files'])}",
          f"- evaluated shapes: {result['evaluated_shapes']} (>= {result['min_configs']} measured configs, "
          f"M in {result['m_range'][0]}..{result['m_range'][1]}); scored (not used for calibration): "
