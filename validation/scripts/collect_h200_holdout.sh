@@ -17,7 +17,7 @@ timeout -s KILL 25 python3 -m validation.cli profile $P; echo "records after SIG
 tail -c 120 $R | tee -a "$OUT/resume_check_2.txt"; echo | tee -a "$OUT/resume_check_2.txt"
 python3 -m validation.cli profile $P 2>&1 | tee -a "$OUT/resume_check_2.txt"
 python3 -m validation.resume_check --out $R --shapes m-sweep --configs grouping --gpu h200 | tee -a "$OUT/resume_check_2.txt"
-python3 -m validation.cli profile --gpu h200 --shapes llm-holdout --configs broad+wave-study+grouping --target-ms 10 --max-reps 30 --out $D/llm_holdout.jsonl --budget-s $(( $(left) - 80 ))
+python3 -m validation.cli profile --gpu h200 --shapes llm-holdout --configs broad+wave-study+grouping --target-ms 10 --max-reps 30 --out validation/data/h200/holdout/llm_holdout.jsonl --budget-s $(( $(left) - 80 ))
 python3 -m validation.cli profile --gpu h200 --dtype fp16 --shapes llm-small --configs broad+wave-study+grouping --target-ms 10 --max-reps 30 --out $D/llm_fp16.jsonl --budget-s $(( $(left) - 10 ))
-cp $R $D/llm_holdout.jsonl $D/llm_fp16.jsonl "$OUT/" 2>/dev/null
+cp $R validation/data/h200/holdout/llm_holdout.jsonl $D/llm_fp16.jsonl "$OUT/" 2>/dev/null
 ls -la "$OUT"
