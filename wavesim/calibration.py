@@ -33,7 +33,7 @@ SCHEMA = 1
 # measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays; l2_fit_fraction is a
 # threshold (a step in the loss that least squares cannot follow).
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
-                "l2_latency_cycles", "dram_latency_cycles", "k_step_overhead_cycles", "cta_overhead_cycles",
+                "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
                 "launch_overhead_s")
 
 # (low, high) bounds of each parameter during fitting: physically plausible ranges, wide on purpose.
@@ -45,6 +45,7 @@ BOUNDS = {
     "l2_latency_cycles": (50.0, 2000.0),
     "dram_latency_cycles": (100.0, 5000.0),
     "dram_efficiency": (0.3, 1.0),
+    "dram_segment_half_bytes": (1.0, 1024.0),
     "k_step_overhead_cycles": (1.0, 2000.0),
     "cta_overhead_cycles": (10.0, 20000.0),
     "launch_overhead_s": (1e-7, 3e-5),

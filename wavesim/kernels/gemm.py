@@ -11,7 +11,8 @@ shortened), each running L = ceil(K/BK) K steps. Per CTA the model gives the eng
   compute_s = L * t_share;  solo_frac = t_share / max(t_share, t_lat)
   fixed_s   = one DRAM latency to fill the pipeline + CTA overhead + the C tile's store
   dram_bytes = DRAM traffic of the launch / G: A, B and C once when A and B fit in the L2 share, else
-            what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B)
+            what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
+            inflated for short contiguous segments (a tile row of B is only BN elements long)
 
 The efficiency is the wgmma one when the compiler can use Hopper's warpgroup MMA (sm_90+, BLOCK_M >= 64,
 num_warps a multiple of 4) and the mma.sync one otherwise. Occupancy (CTAs/SM) comes from real resource
@@ -52,6 +53,7 @@ class GemmParams:
     l2_latency_cycles: float
     dram_latency_cycles: float
     dram_efficiency: float
+    dram_segment_half_bytes: float
     k_step_overhead_cycles: float
     cta_overhead_cycles: float
     launch_overhead_s: float
@@ -182,6 +184,15 @@ def _dram_bytes_total(b: GemmBatch, elem: int, grid, fit: float) -> np.ndarray:
     return np.where(fits, unique, np.maximum(unique, streamed))
 
 
+def _dram_access_factor(b: GemmBatch, elem: int, seg_half: float) -> np.ndarray:
+    """DRAM time per useful byte relative to a long stream: a tile row is a contiguous segment of
+    BK (A) or BN (B, C) elements, and a segment of s bytes costs as much as s + seg_half bytes of a
+    stream (activation and burst granularity). Weighted by each matrix's share of the unique bytes."""
+    a, bb, c = b.M * b.K, b.K * b.N, b.M * b.N
+    seg_k, seg_n = b.bk * elem, b.bn * elem
+    return (a * (1 + seg_half / seg_k) + (bb + c) * (1 + seg_half / seg_n)) / (a + bb + c)
+
+
 def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     """The engines' per-CTA parameters of every record (see the module docstring for the formulas)."""
     spec = b.spec
@@ -202,7 +213,8 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     t_lat = (lat_cycles / clock + t_l2 + t_math) / np.maximum(b.stages - 1, 1)
     store_s = b.bm * b.bn * elem / (p.l2_bytes_per_clock_per_sm * clock)
     return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
-            "solo_frac": t_share / np.maximum(t_share, t_lat), "dram_bytes": dram_total / grid,
+            "solo_frac": t_share / np.maximum(t_share, t_lat),
+            "dram_bytes": dram_total / grid * _dram_access_factor(b, elem, p.dram_segment_half_bytes),
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
             "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
