@@ -116,6 +116,22 @@ def test_shipped_calibration_is_flagged_in_sample():
     assert any("IN-SAMPLE" in n for n in r["notes"])
 
 
+def test_never_fitted_layers_with_the_shipped_calibration():
+    """validation/data/h200/holdout/: 5 layers of other models at odd M, kept out of every fit. The shipped
+    calibration (fitted on validation/data/h200/gemm/) must stay out-of-sample there and pick well."""
+    holdout = DATA.parent / "holdout" / "llm_holdout.jsonl"
+    if not holdout.exists():
+        pytest.skip("no never-fitted H200 measurements")
+    r = validate("h200", [str(holdout)], calibration="auto", staircase=False)
+    assert r["scored_shapes"] == r["evaluated_shapes"] == 60 and not any(s["in_sample"] for s in r["shapes"])
+    c, s = _agg(r, "all", "calibrated"), _agg(r, "all", "specs")
+    assert c["regret_geomean"] <= 1.045       # measured 1.032 (worst 1.20)
+    assert c["regret_worst"] <= 1.30
+    assert c["tau_median"] >= 0.77            # 0.80
+    assert s["regret_geomean"] <= 1.09        # 1.069
+    assert s["tau_median"] >= 0.64            # 0.69
+
+
 def test_table_column(tmp_path):
     pytest.importorskip("tuner.table")
     from tuner.table import DualTable, MacroEntry

@@ -59,7 +59,10 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         for sub_name in ("all", "M16-8192"):
             for v, x in brief[sub_name].items():
-                if x.get("shapes"):
+                if x.get("shapes") and v == "table":
+                    print(f"{sub_name:9s} {v:10s} shapes {x['shapes']:3d}  regret geomean {x['regret_geomean']:.4f} "
+                          f"worst {x['regret_worst']:.3f}")
+                elif x.get("shapes"):
                     print(f"{sub_name:9s} {v:10s} shapes {x['shapes']:3d}  regret geomean {x['regret_geomean']:.4f} "
                           f"worst {x['regret_worst']:.3f}  tau {x['tau_median'] if x['tau_median'] is not None else float('nan'):.3f}"
                           f"  top1 {x['top1_rate'] if x['top1_rate'] is not None else float('nan'):.0%}")

@@ -30,6 +30,9 @@ MUST_SHOW = (
 )
 
 
+DECISION_REPS_TEXT = "50"
+
+
 def _f(x: Any, fmt: str = ".3f") -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
@@ -45,10 +48,16 @@ def _pct(x: Any) -> str:
 def must_show_checks(result: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     agg = result["aggregates"]
+    tin = [r["table"].get("in_table_domain") for r in result["shapes"] if r.get("table")]
+    tsuffix = ("in-sample: fitted on these (N, K)" if tin and all(tin) else
+               "out-of-sample: (N, K) not in the table's domain" if tin and not any(tin) else
+               f"{sum(map(bool, tin))} of {len(tin)} shapes in-sample")
     for issue, sub, variant, metric, op, bound, label in MUST_SHOW:
         v = agg.get(sub, {}).get(variant, {}).get(metric)
         if v is None or (isinstance(v, float) and not math.isfinite(v)):
             continue
+        if variant == "table" and metric.startswith("regret"):
+            label = f"{label} ({tsuffix})"
         ok = v <= bound if op == "<=" else v >= bound
         out.append({"issue": issue, "what": label, "value": v, "bound": f"{op} {bound}", "holds": bool(ok)})
     st = result.get("staircase")
@@ -78,7 +87,8 @@ def _plots(result: dict[str, Any], out: Path) -> list[str]:
     written = []
 
     def per_shape(metric: str, fname: str, ylabel: str, logy: bool, ref: float | None):
-        variants = ["calibrated", "specs"] + (["table"] if any(r.get("table") for r in rows) else [])
+        variants = ["calibrated", "specs"] + (["table"] if metric == "regret" and any(r.get("table") for r in rows)
+                                              else [])
         fig, axes = plt.subplots(1, len(variants), figsize=(5.2 * len(variants), 4), dpi=110, sharey=True,
                                  squeeze=False)
         for ax, v in zip(axes[0], variants):
@@ -185,7 +195,8 @@ def render_markdown(result: dict[str, Any], plots: list[str]) -> str:
     else:
         L.append("- calibration: none (the 'calibrated' column equals specs-only)")
     if has_table:
-        L.append(f"- tuner table: `{result['table']['path']}` (source: {json.dumps(result['table'].get('source'))[:300]})")
+        L.append(f"- tuner table: `{result['table']['path']}` (source: {json.dumps(result['table'].get('source'))}); "
+                 f"decision time = median over shapes of the median of {DECISION_REPS_TEXT} select() calls")
     for n in result["notes"]:
         L.append(f"- note: {n}")
     L += ["", "## Must-show checks", "", "| issue | figure | value | bound | holds |", "|---|---|---:|---|---|"]
@@ -198,8 +209,8 @@ def render_markdown(result: dict[str, Any], plots: list[str]) -> str:
           f"{_f(agg['all'].get('best_measured_cublas_ratio_geomean'))}."]
     if has_table and agg["all"].get("table", {}).get("shapes"):
         t = agg["all"]["table"]
-        L.append(f"Tuner table: median decision {_f(t.get('decision_us_median'), '.2f')} us (Python, incl. "
-                 f"GemmProblem dispatch); {t.get('picks_not_measured', 0)} picks were not among the measured configs.")
+        L.append(f"Tuner table: median decision {_f(t.get('decision_us_median'), '.2f')} us (Python select(problem), "
+                 f"problem built outside the timer); {t.get('picks_not_measured', 0)} picks were not among the measured configs.")
     L += [""]
     for p, cap in (("regret_per_shape.png", "Regret per held-out shape"), ("tau_per_shape.png", "Kendall tau per shape"),
                    ("sim_vs_measured.png", "Simulated vs measured (log-log)")):

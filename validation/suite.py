@@ -23,7 +23,8 @@ Calibration modes:
             70B-TP8 layer). Each fold fits wavesim.calibration.fit on every ok record whose (N, K) is not
             held out (M and K sweeps included) and scores only its held-out shapes.
   "auto"    the shipped calibration of the GPU; a path: that calibration file. Shapes whose (N, K) the file
-            says it was fitted on (its "fit" -> "holdout_nk" lists what it held out) are flagged in_sample;
+            was fitted on (the (N, K) of its "fit" -> "measurement_files", less its "holdout_nk"; when those
+            files cannot be read, everything not in holdout_nk) are flagged in_sample;
             aggregates are over the out-of-sample shapes when there are any, else over all of them with a
             warning that the figures are in-sample.
   None/"none"  specs only.
@@ -48,6 +49,7 @@ REGIMES = (("M<=64", 0, 64), ("64<M<=1024", 64, 1024), ("M>1024", 1024, math.inf
 # The issue-3 window (LLM GEMMs with M from 16 to 8192) gets its own aggregate.
 WINDOW_16_8192 = (16, 8192)
 TOP_K = 5
+DECISION_REPS = 50
 
 
 # ============================================================================ metric functions (pure)
@@ -217,6 +219,19 @@ def _calibration_doc(calibration: str | Path, gpu: str) -> tuple[Path | None, di
         return p, {}
 
 
+def _fit_nk(files, gpu: str, dtype: str) -> set[tuple[int, int]] | None:
+    """(N, K) of the ok Triton records in a calibration's measurement files; None if any is unreadable."""
+    from validation.measurements import load_measurements
+
+    if not files:
+        return None
+    try:
+        ms = load_measurements(files, gpu=gpu)
+    except (OSError, ValueError):
+        return None
+    return {(m.problem.N, m.problem.K) for m in ms if m.ok and m.problem.dtype == dtype}
+
+
 def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str | Path | None = "cv",
              table: str | Path | None = None, folds: int = 4, m_range: tuple[int, int] = (1, 16384),
              dtype: str = "bf16", min_configs: int = 20, staircase: bool = True,
@@ -282,13 +297,22 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
         else:
             fitinfo = doc.get("fit", {}) if isinstance(doc, dict) else {}
             holdout = fitinfo.get("holdout_nk")
-            cal_info.update(fit_files=fitinfo.get("measurement_files"), holdout_nk=holdout)
-            if holdout is None:
+            files = fitinfo.get("measurement_files")
+            cal_info.update(fit_files=files, holdout_nk=holdout)
+            train_nk = _fit_nk(files, spec.id, dtype)
+            ho = {tuple(int(x) for x in s.split("x")) for s in (holdout or [])}
+            if train_nk is not None:
+                # the (N, K) the fit saw: those of its measurement files, less what it held out
+                seen = train_nk - ho
+                in_sample[:] = [(n, k) in seen for _, n, k in ev.shapes]
+                cal_info["fit_nk"] = sorted(f"{n}x{k}" for n, k in seen)
+            elif holdout is None:
                 notes.append("the calibration file does not say which shapes it was fitted on; all shapes are "
                              "treated as in-sample")
                 in_sample[:] = True
             else:
-                ho = {tuple(int(x) for x in s.split("x")) for s in holdout}
+                notes.append("the calibration's measurement files cannot be read: every shape not in its "
+                             "holdout_nk is treated as in-sample")
                 in_sample[:] = [(n, k) not in ho for _, n, k in ev.shapes]
         sim_cal[:] = simulate_ms(ev, params)
         fold_params[0] = params
@@ -297,6 +321,7 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
 
     # ---- tuner table
     tbl = None
+    table_nk: set = set()
     table_info: dict[str, Any] | None = None
     if table is not None:
         try:
@@ -305,11 +330,16 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
             notes.append(f"--table given but tuner.table cannot be imported ({e}); the table column is skipped")
         else:
             tbl = DualTable.load(table)
-            table_info = {"path": str(table), "gpu": tbl.gpu, "source": tbl.source, "domain": tbl.domain}
+            table_nk = {tuple(nk) for nk in (tbl.domain or {}).get("NK", [])}
+            table_info = {"path": str(table), "gpu": tbl.gpu, "source": tbl.source,
+                          "domain_nk": sorted(f"{n}x{k}" for n, k in table_nk)}
             if tbl.gpu != spec.id:
                 notes.append(f"table is for GPU {tbl.gpu!r}, suite runs on {spec.id!r}")
-            notes.append("the table's fitting data is whatever built it (see table.source); if it was fitted on "
-                         "these measurements its regret is in-sample")
+            overlap = {(n, k) for _, n, k in ev.shapes} & table_nk
+            if overlap:
+                notes.append(f"the table was fitted on shapes with {len(overlap)} of the evaluated (N, K) "
+                             f"(its domain): its regret on those shapes is IN-SAMPLE (fit quality, not "
+                             f"generalisation; tuner/evaluate.py scores tables k-fold)")
 
     # ---- per shape
     names = layer_names()
@@ -336,11 +366,16 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
         if tbl is not None:
             from wavetune.config import GemmProblem
 
-            t0 = time.perf_counter_ns()
-            pick = tbl.select(GemmProblem(M, N, K, dtype))
-            dt_us = (time.perf_counter_ns() - t0) / 1e3
+            prob = GemmProblem(M, N, K, dtype)
+            pick = tbl.select(prob)
+            dts = []
+            for _ in range(DECISION_REPS):  # median of repeated calls: one cold call measures the cache, not select
+                t0 = time.perf_counter_ns()
+                tbl.select(prob)
+                dts.append(time.perf_counter_ns() - t0)
+            dt_us = float(np.median(dts)) / 1e3
             j = next((j for j, c in enumerate(cfgs) if c == pick), None)
-            row["table"] = {"pick_config": pick.key, "decision_us": dt_us,
+            row["table"] = {"pick_config": pick.key, "decision_us": dt_us, "in_table_domain": (N, K) in table_nk,
                             "regret": regret(meas, j) if j is not None else None,
                             f"pick_in_top{TOP_K}": bool(meas[j] <= np.sort(meas)[min(TOP_K, meas.size) - 1]) if j is not None else None,
                             "speedup_default": float(meas[dflt] / meas[j]) if j is not None and dflt is not None else None,
