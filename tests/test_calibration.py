@@ -1,0 +1,76 @@
+"""Calibration: recovers known parameters from synthetic data, files round-trip, errors are clear."""
+
+import json
+
+import numpy as np
+import pytest
+
+import hwspecs
+from tuner.space import load_space
+from validation.measurements import Measurement
+from wavesim.calibration import build_dataset, fit, load_calibration, save_calibration, simulate_ms
+from wavesim.kernels.gemm import GemmParams, config_occupancy
+from wavetune.config import GemmProblem
+
+H200 = hwspecs.load_gpu("h200")
+
+
+def synthetic(params, shapes, configs):
+    """Measurements made by the model itself with known parameters."""
+    out = []
+    for M, N, K in shapes:
+        for c in configs:
+            if config_occupancy(H200, c, "bf16")[0].ctas_per_sm:
+                out.append(Measurement("h200", "gemm", "triton", GemmProblem(M, N, K), c, "ok", 1.0, {}))
+    ds = build_dataset(H200, out)
+    ms = simulate_ms(ds, params)
+    return [Measurement(m.gpu, m.kernel, m.backend, m.problem, m.config, "ok", float(t), {})
+            for m, t in zip([m for m in out], ms)]
+
+
+def test_fit_recovers_a_known_parameter_set():
+    truth = GemmParams.from_dict({"dram_latency_cycles": 1500.0, "l2_latency_cycles": 700.0, "mma_v2_efficiency": 0.3})
+    configs = load_space("wave-study") + load_space("broad")[::9]
+    shapes = [(m, n, k) for m in (16, 256, 2048) for n, k in ((4096, 4096), (1280, 8192))]
+    data = synthetic(truth, shapes, configs)
+    ds = build_dataset(H200, data)
+    prior_err = np.median(np.abs(simulate_ms(ds, None) / ds.ms - 1))
+    params, report = fit(H200, ds, free=["dram_latency_cycles", "l2_latency_cycles", "mma_v2_efficiency"],
+                         prior_weight=0.0)
+    err = np.median(np.abs(simulate_ms(ds, params) / ds.ms - 1))
+    assert err < 1e-3 < prior_err
+    assert report["loss_end"] < report["loss_start"]
+
+
+def test_calibration_file_round_trip_and_errors(tmp_path):
+    p = GemmParams.from_dict({"dram_latency_cycles": 1234.0})
+    path = tmp_path / "cal.json"
+    save_calibration(path, "h200", p, {"note": "test"})
+    assert load_calibration(str(path), "h200") == p
+    with pytest.raises(ValueError, match="not 'h100-sxm'"):
+        load_calibration(str(path), "h100-sxm")
+    doc = json.loads(path.read_text())
+    doc["schema"] = 99
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="schema"):
+        load_calibration(str(path), "h200")
+    with pytest.raises(FileNotFoundError, match="wavetune calibrate"):
+        load_calibration(str(tmp_path / "none.json"), "h200")
+    assert load_calibration(None, "h200") is None
+    assert load_calibration("auto", "t4") is None  # no shipped calibration: specs alone
+
+
+def test_shipped_h200_calibration_loads_and_differs_from_priors():
+    p = load_calibration("auto", "h200")
+    assert p is not None and p != GemmParams.priors()
+
+
+def test_calibrate_cli(tmp_path):
+    from wavetune.cli import main
+
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--gpu", "h200", "--measurements", "validation/data/h200/gemm/m_sweep.jsonl",
+                 "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["gpu"] == "h200" and doc["fit"]["records"] == 1024
+    assert load_calibration(str(out), "h200") is not None

@@ -1,0 +1,94 @@
+"""The GEMM kernel model: wave structure from real occupancy, the engines' agreement on GEMM workloads,
+the bilinear growth in K, and the small-M regime."""
+
+import numpy as np
+import pytest
+
+import hwspecs
+from tuner.space import WAVE_STUDY
+from wavesim.engine import run
+from wavesim.kernels.gemm import (ConfigDoesNotFit, GemmBatch, GemmModel, GemmParams, config_occupancy,
+                                  simulate_batch, simulate_config)
+from wavetune.config import GemmProblem, LaunchConfig
+
+H200 = hwspecs.load_gpu("h200")
+
+
+@pytest.mark.parametrize("cfg, ctas", [(WAVE_STUDY[0], 1), (WAVE_STUDY[1], 2), (WAVE_STUDY[2], 3), (WAVE_STUDY[3], 8)])
+def test_guide_occupancies_on_h200(cfg, ctas):
+    """GUIDE: 128x128x64 s4 -> 1, s2 -> 2, 64x128x64 s3 -> 3, 64x64x32 s2 -> 8 CTAs/SM (measured staircases)."""
+    assert config_occupancy(H200, cfg, "bf16")[0].ctas_per_sm == ctas
+
+
+@pytest.mark.parametrize("cfg", WAVE_STUDY[:4])
+def test_steps_sit_at_wave_boundaries(cfg):
+    occ = config_occupancy(H200, cfg, "bf16")[0].ctas_per_sm
+    per_row = 4096 // cfg.BLOCK_N
+    ms = np.arange(cfg.BLOCK_M, 6 * 132 * occ // per_row * cfg.BLOCK_M, cfg.BLOCK_M)
+    t, waves, _ = simulate_config(H200, cfg, ms, 4096, 4096)
+    tiles = np.ceil(ms / cfg.BLOCK_M) * per_row
+    assert np.array_equal(waves, np.ceil(tiles / (132 * occ)))
+    rise = np.diff(t) / t[:-1]
+    boundaries = np.flatnonzero(np.diff(waves) > 0)
+    assert rise[boundaries[0]] > 0.15  # the first wave boundary is a clear step
+    for lo, hi in zip(boundaries[:3], boundaries[1:4]):  # each step rises more than anything inside its band
+        assert rise[hi] > rise[lo + 1:hi].max(initial=0.0)
+
+
+def test_linear_in_k_within_a_wave():
+    cfg = WAVE_STUDY[0]
+    ks = np.arange(1024, 8193, 1024)
+    t, waves, _ = simulate_config(H200, cfg, 1024, 4096, ks)
+    assert len(set(waves.tolist())) == 1
+    d = np.diff(t)
+    assert np.allclose(d, d[0], rtol=1e-6)  # T = a + c L at fixed G
+
+
+def test_engines_agree_on_gemm_workloads():
+    m = GemmModel()
+    for cfg in WAVE_STUDY[:4]:
+        for M in (64, 777, 2000):
+            wl = m.workload(H200, GemmProblem(M, 4096, 2048), cfg)
+            ref = run(wl, engine="reference").makespan_s
+            assert run(wl, engine="fast").makespan_s == pytest.approx(ref, rel=1e-9)
+            assert run(wl, engine="closed_form").makespan_s == pytest.approx(ref, rel=1e-9)
+            t, _, _ = simulate_config(H200, cfg, M, 4096, 2048)
+            assert t[0] == pytest.approx(ref, rel=1e-9)
+
+
+def test_small_m_prefers_small_tiles_and_deep_pipelines():
+    small = [LaunchConfig(64, 64, 128, 8, 4, 3), LaunchConfig(128, 256, 64, 8, 8, 3)]
+    t_small, _, _ = simulate_config(H200, small[0], 16, 4096, 4096)
+    t_big, _, _ = simulate_config(H200, small[1], 16, 4096, 4096)
+    assert t_small[0] < t_big[0]
+    shallow, _, _ = simulate_config(H200, LaunchConfig(64, 64, 128, 8, 4, 2), 16, 4096, 4096)
+    assert t_small[0] < shallow[0]
+
+
+def test_config_that_does_not_fit_raises_with_reason():
+    with pytest.raises(ConfigDoesNotFit, match="shared memory"):
+        simulate_config(H200, LaunchConfig(256, 256, 128, 8, 8, 4), 512, 512, 512)
+
+
+def test_batch_equals_per_config_and_params_round_trip():
+    cfgs = list(WAVE_STUDY)
+    b = GemmBatch.build(H200, "bf16", [512] * len(cfgs), [4096] * len(cfgs), [4096] * len(cfgs), cfgs)
+    batched = simulate_batch(b).makespan_s
+    single = [simulate_config(H200, c, 512, 4096, 4096)[0][0] for c in cfgs]
+    assert np.allclose(batched, single, rtol=1e-12)
+    p = GemmParams.priors()
+    assert GemmParams.from_dict(p.to_dict()) == p
+    with pytest.raises(ValueError, match="unknown parameter"):
+        GemmParams.from_dict({"warp_speed": 1.0})
+    with pytest.raises(ValueError, match="finite number"):
+        GemmParams.from_dict({"mma_efficiency": -1})
+
+
+def test_priors_have_sources():
+    import tomllib
+
+    from wavesim.kernels.gemm import PRIORS_PATH
+
+    raw = tomllib.loads(PRIORS_PATH.read_text())
+    assert set(raw) == set(GemmParams.priors().to_dict())
+    assert all(len(v["source"]) > 40 for v in raw.values())

@@ -1,0 +1,78 @@
+"""`wavetune predict`: the batch interface, end to end through wavetune.cli.main."""
+
+import json
+
+import pytest
+
+from wavetune.cli import main
+
+CFG = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
+
+
+def rec(M, cfg=CFG, **kw):
+    return {"kernel": "gemm", "gpu": "h200", "dtype": "bf16", "M": M, "N": 4096, "K": 4096, "config": cfg, **kw}
+
+
+def run_predict(tmp_path, lines, *extra):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join((l if isinstance(l, str) else json.dumps(l)) + "\n" for l in lines))
+    out = tmp_path / "out.jsonl"
+    assert main(["predict", "--input", str(inp), "--output", str(out), *extra]) == 0
+    return [json.loads(x) for x in out.read_text().splitlines()]
+
+
+def test_annotates_in_order_and_keeps_fields(tmp_path):
+    ms = [64, 512, 640, 4096, 1]
+    out = run_predict(tmp_path, [rec(m, tag=i) for i, m in enumerate(ms)])
+    assert [o["tag"] for o in out] == list(range(len(ms)))
+    assert all(o["ctas_per_sm"] == 1 and o["sim_ms"] > 0 for o in out)
+    # 128x128 tiles, 32 per row of tiles, 1 CTA/SM on 132 SMs: waves = ceil(tiles / 132)
+    assert [o["waves"] for o in out] == [1, 1, 2, 8, 1]
+    assert out[1]["sim_ms"] < out[2]["sim_ms"]  # the step at the wave boundary
+
+
+def test_config_that_cannot_launch_names_the_limit(tmp_path):
+    big = {**CFG, "BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128}
+    (o,) = run_predict(tmp_path, [rec(512, big)])
+    assert o["ctas_per_sm"] == 0 and o["sim_ms"] is None
+    assert "shared memory" in o["sim_error"] and "232448" in o["sim_error"]
+
+
+def test_bad_lines_do_not_stop_the_batch(tmp_path):
+    lines = [rec(512), "{not json", json.dumps([1, 2]), rec(512, gpu="h300"), rec(512, {"BLOCK_M": 3}), rec(256)]
+    out = run_predict(tmp_path, lines)
+    assert len(out) == 6
+    assert out[1] == {"line": 2, "error": out[1]["error"]} and "not valid JSON" in out[1]["error"]
+    assert "expected a JSON object" in out[2]["error"] and out[2]["line"] == 3
+    assert "h200" in out[3]["error"] and "wavetune specs list" in out[3]["error"]  # closest ids listed
+    assert "config" in out[4]["error"]
+    assert out[0]["sim_ms"] > 0 and out[5]["sim_ms"] > 0
+
+
+def test_calibration_changes_the_prediction_and_bad_file_is_reported(tmp_path):
+    specs = run_predict(tmp_path, [rec(512)])[0]["sim_ms"]
+    cal = run_predict(tmp_path, [rec(512)], "--calibration", "auto")[0]["sim_ms"]
+    assert cal != specs
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    (o,) = run_predict(tmp_path, [rec(512)], "--calibration", str(bad))
+    assert "not valid JSON" in o["error"]
+
+
+def test_stdin_stdout(monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(rec(512)) + "\n"))
+    assert main(["predict"]) == 0
+    assert json.loads(capsys.readouterr().out)["waves"] == 1
+
+
+def test_missing_input_file_is_a_clear_error(tmp_path, capsys):
+    assert main(["predict", "--input", str(tmp_path / "nope.jsonl")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("gpu", ["a100-sxm4-80gb", "h100-sxm", "l40s", "b200"])
+def test_other_gpus_predict(tmp_path, gpu):
+    (o,) = run_predict(tmp_path, [rec(4096, gpu=gpu, dtype="fp16")])
+    assert o["ctas_per_sm"] >= 1 and o["sim_ms"] > 0, o
