@@ -9,19 +9,25 @@ import sys
 
 # Modules that add subcommands, in the order `wavetune --help` lists them.
 COMMAND_MODULES = ("hwspecs.cli", "wavetune.predict", "wavesim.cli", "tuner.cli", "validation.cli")
+# Which module owns a command: `wavetune predict ...` imports only wavetune.predict, so a batch job
+# does not pay for importing every package (a test checks this map against the modules).
+COMMAND_OWNER = {"specs": "hwspecs.cli", "predict": "wavetune.predict", "simulate": "wavesim.cli",
+                 "sweep": "wavesim.cli", "calibrate": "wavesim.cli", "tune": "tuner.cli", "select": "tuner.cli",
+                 "export": "tuner.cli", "demo": "tuner.cli", "profile": "validation.cli",
+                 "validate": "validation.cli", "staircase": "validation.cli"}
 
 
 class CLIError(Exception):
     """A user-facing error: printed as one line on stderr, exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules=COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wavetune", description=__doc__.split("\n")[0])
     from wavetune import __version__
 
     parser.add_argument("--version", action="version", version=f"wavetune {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as e:
@@ -33,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    owner = COMMAND_OWNER.get(argv[0]) if argv else None
+    parser = build_parser((owner,) if owner else COMMAND_MODULES)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

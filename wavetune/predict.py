@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from wavetune.config import GemmProblem, LaunchConfig
-from wavetune.records import BadLine, dumps, iter_jsonl, open_in, open_out
+from wavetune.records import BadLine, dumps, extend_line, iter_jsonl_text, open_in, open_out
 
 CHUNK = 8192
 SUPPORTED_KERNELS = ("gemm",)
@@ -40,6 +40,20 @@ def _calibration(source: str | None, gpu_id: str):
     return load_calibration(source, gpu_id)
 
 
+_CONFIGS: dict[tuple, LaunchConfig] = {}  # config objects by their JSON items: lines repeat few configs
+
+
+def _config(d: Any, where: str) -> LaunchConfig:
+    try:
+        key = tuple(d.items())
+        return _CONFIGS[key]
+    except (AttributeError, TypeError, KeyError):
+        cfg = LaunchConfig.from_dict(d, where)
+        if isinstance(d, dict) and len(_CONFIGS) < 100_000:
+            _CONFIGS[tuple(d.items())] = cfg
+        return cfg
+
+
 def _parse(rec: dict[str, Any], default_gpu: str | None, lineno: int):
     """(spec, problem, config) of a line, or raise ValueError naming the problem."""
     where = f"line {lineno}"
@@ -53,58 +67,78 @@ def _parse(rec: dict[str, Any], default_gpu: str | None, lineno: int):
     problem = GemmProblem.from_record(rec, where)
     if "config" not in rec:
         raise ValueError(f"{where}: missing \"config\" object")
-    config = LaunchConfig.from_dict(rec["config"], f"{where}: config")
-    return spec, problem, config
+    return spec, problem, _config(rec["config"], f"{where}: config")
 
 
-def predict_records(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | None = None,
-                    calibration: str | None = None) -> Iterator[dict[str, Any]]:
-    """Annotated records, in input order."""
+def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | None = None,
+             calibration: str | None = None) -> Iterator[tuple[int, dict[str, Any] | None, dict[str, Any]]]:
+    """(line number, input object or None for a bad line, fields to add), in input order."""
     from wavesim.kernels.gemm import GemmBatch, config_occupancy, simulate_batch
 
+    occupancies: dict[tuple, Any] = {}  # keyed by GPU id: hashing a whole GPUSpec per line costs more
     it = iter(lines)
     while chunk := list(itertools.islice(it, CHUNK)):
-        out: list[dict[str, Any]] = []
+        out: list[tuple[int, dict | None, dict[str, Any]]] = []
         groups: dict[tuple, list[tuple[int, GemmProblem, LaunchConfig]]] = {}
+        specs: dict[str, Any] = {}
         for lineno, rec in chunk:
             if isinstance(rec, BadLine):
-                out.append({"line": lineno, "error": rec.error})
+                out.append((lineno, None, {"line": lineno, "error": rec.error}))
                 continue
             try:
                 spec, problem, config = _parse(rec, default_gpu, lineno)
-                occ = config_occupancy(spec, config, problem.dtype)[0]
+                okey = (spec.id, config, problem.dtype)
+                occ = occupancies.get(okey) or occupancies.setdefault(
+                    okey, config_occupancy(spec, config, problem.dtype)[0])
             except (ValueError, KeyError) as e:
-                out.append({**rec, "error": str(e.args[0] if e.args else e)})
+                out.append((lineno, rec, {"error": str(e.args[0] if e.args else e)}))
                 continue
             if occ.ctas_per_sm == 0:
-                out.append({**rec, "ctas_per_sm": 0, "waves": None, "sim_ms": None,
-                            "sim_error": f"config {config.key} cannot launch on {spec.name}: {occ.reason}"})
+                out.append((lineno, rec, {"ctas_per_sm": 0, "waves": None, "sim_ms": None,
+                                          "sim_error": f"config {config.key} cannot launch on {spec.name}: {occ.reason}"}))
                 continue
-            out.append({**rec, "ctas_per_sm": occ.ctas_per_sm})
-            groups.setdefault((spec, problem.dtype), []).append((len(out) - 1, problem, config))
-        for (spec, dtype), items in groups.items():
+            out.append((lineno, rec, {"ctas_per_sm": occ.ctas_per_sm}))
+            specs[spec.id] = spec
+            groups.setdefault((spec.id, problem.dtype), []).append((len(out) - 1, problem, config))
+        for (gpu_id, dtype), items in groups.items():
+            spec = specs[gpu_id]
             try:
                 params = _calibration(calibration, spec.id)
             except (ValueError, FileNotFoundError) as e:
                 for i, _, _ in items:
-                    out[i]["error"] = str(e)
+                    out[i][2]["error"] = str(e)
                 continue
             shapes = np.array([(p.M, p.N, p.K) for _, p, _ in items], dtype=np.float64)
             batch = GemmBatch.build(spec, dtype, shapes[:, 0], shapes[:, 1], shapes[:, 2], [c for _, _, c in items])
             res = simulate_batch(batch, params)
             for (i, _, _), w, t in zip(items, res.waves.tolist(), (res.makespan_s * 1e3).tolist()):
-                out[i]["waves"] = int(w)
-                out[i]["sim_ms"] = t
+                out[i][2]["waves"] = int(w)
+                out[i][2]["sim_ms"] = t
         yield from out
+
+
+def predict_records(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | None = None,
+                    calibration: str | None = None) -> Iterator[dict[str, Any]]:
+    """Annotated records (input fields plus the predicted ones), in input order."""
+    for _, rec, extra in annotate(lines, default_gpu, calibration):
+        yield extra if rec is None else {**rec, **extra}
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     n_err = 0
     with open_in(args.input) as fin, open_out(args.output) as fout:
         src = "<stdin>" if args.input in (None, "-") else args.input
-        for rec in predict_records(iter_jsonl(fin, src), args.gpu, args.calibration):
-            n_err += "error" in rec
-            fout.write(dumps(rec) + "\n")
+        texts: dict[int, str] = {}  # input text of the lines in flight, to extend instead of re-encoding
+
+        def lines():
+            for lineno, text, obj in iter_jsonl_text(fin, src):
+                texts[lineno] = text
+                yield lineno, obj
+
+        for lineno, rec, extra in annotate(lines(), args.gpu, args.calibration):
+            text = texts.pop(lineno)
+            n_err += "error" in extra
+            fout.write((dumps(extra) if rec is None else extend_line(text, rec, extra)) + "\n")
     return 0 if not (args.strict and n_err) else 1
 
 

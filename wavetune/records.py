@@ -20,8 +20,9 @@ class BadLine:
     error: str
 
 
-def iter_jsonl(stream: IO[str], source: str = "<stdin>") -> Iterator[tuple[int, dict[str, Any] | BadLine]]:
-    """Yield (line number, object) for each non-blank line; a line that is not a JSON object is a BadLine."""
+def iter_jsonl_text(stream: IO[str], source: str = "<stdin>") -> Iterator[tuple[int, str, dict[str, Any] | BadLine]]:
+    """Yield (line number, stripped text, object) for each non-blank line; a line that is not a JSON
+    object gives a BadLine in place of the object."""
     for lineno, line in enumerate(stream, start=1):
         text = line.strip()
         if not text:
@@ -29,12 +30,26 @@ def iter_jsonl(stream: IO[str], source: str = "<stdin>") -> Iterator[tuple[int, 
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
-            yield lineno, BadLine(lineno, text, f"{source}:{lineno}: not valid JSON ({e.msg} at column {e.colno})")
+            yield lineno, text, BadLine(lineno, text, f"{source}:{lineno}: not valid JSON ({e.msg} at column {e.colno})")
             continue
         if not isinstance(obj, dict):
-            yield lineno, BadLine(lineno, text, f"{source}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, text, BadLine(lineno, text, f"{source}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             continue
+        yield lineno, text, obj
+
+
+def iter_jsonl(stream: IO[str], source: str = "<stdin>") -> Iterator[tuple[int, dict[str, Any] | BadLine]]:
+    """Yield (line number, object) for each non-blank line; a line that is not a JSON object is a BadLine."""
+    for lineno, _, obj in iter_jsonl_text(stream, source):
         yield lineno, obj
+
+
+def extend_line(text: str, obj: dict[str, Any], extra: dict[str, Any]) -> str:
+    """The JSON line of {**obj, **extra}, reusing the input's text when extra adds only new keys (no
+    re-encoding of the input: the batch commands' hot path)."""
+    if obj and text.endswith("}") and not (extra.keys() & obj.keys()):
+        return text[:-1] + ", " + json.dumps(extra, separators=(", ", ": "))[1:]
+    return dumps({**obj, **extra})
 
 
 @contextlib.contextmanager

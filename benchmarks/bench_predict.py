@@ -1,0 +1,72 @@
+"""End-to-end throughput of `wavetune predict` (process start, JSON in, simulation, JSON out).
+
+    python3 benchmarks/bench_predict.py [--records 100000] [--repeats 3]
+
+Input: the 186-config H200 space x LLM shapes (and a share of A100/H100 lines), written to a temp file;
+each run is a fresh `python3 -m wavetune.cli predict` process. Prints records/s (median of the runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def make_input(path: Path, n: int) -> None:
+    from tuner.space import load_space
+    from validation.shapesets import llm_shapes
+
+    configs = load_space("broad+wave-study+grouping")
+    shapes = llm_shapes()
+    gpus = ["h200"] * 8 + ["h100-sxm", "a100-sxm4-80gb"]
+    with path.open("w") as f:
+        for i, (c, p) in enumerate(itertools.islice(itertools.cycle(itertools.product(configs, shapes)), n)):
+            g = gpus[i % len(gpus)]
+            rec = {"kernel": "gemm", "gpu": g, "dtype": "bf16", "M": p.M, "N": p.N, "K": p.K, "config": c.to_dict()}
+            f.write(json.dumps(rec) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--calibration", default="auto")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        inp, out = Path(d) / "in.jsonl", Path(d) / "out.jsonl"
+        make_input(inp, a.records)
+        times, cpu = [], []
+        for _ in range(a.repeats):
+            t = time.perf_counter()
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-m", "wavetune.cli", "predict", "--input", str(inp), "--output", str(out),
+                            "--calibration", a.calibration], check=True, cwd=ROOT,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+            times.append(time.perf_counter() - t)
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime)
+        n_out = sum(1 for _ in out.open())
+        errors = sum('"error"' in line for line in out.open())
+    med = statistics.median(times)
+    print(f"wavetune predict: {a.records} records, {n_out} out ({errors} errors), runs {['%.2f' % t for t in times]} s")
+    print(f"median {med:.2f} s = {a.records / med:,.0f} records/s end to end "
+          f"({os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python {platform.python_version()})")
+    print(f"CPU time of the process: median {statistics.median(cpu):.2f} s = {a.records / statistics.median(cpu):,.0f} "
+          f"records per CPU-second; load average before the runs {os.getloadavg()[0]:.1f} (wall time suffers when busy)")
+
+
+if __name__ == "__main__":
+    main()
