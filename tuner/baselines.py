@@ -133,6 +133,7 @@ class SimTopK(Strategy):
 class WaveTuneSim(Strategy):
     name = "wavetune-sim"
     _options = dict(form=("WaveModel form (tuner.model.FORMS)", "per-wave"),
+                    model_params=("other WaveModel hyperparameters (dict)", None),
                     calibration=("simulator parameters: 'none', 'auto' or a JSON file", "none"),
                     domain=("'generic' (tuner.sampling.GENERIC_DOMAIN) or 'train' (the training shapes' N, K)", "generic"))
 
@@ -144,7 +145,7 @@ class WaveTuneSim(Strategy):
         src = make_source("sim", ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype, calibration=self.options["calibration"])
         dom = Domain.of_problems(train, ctx.dtype) if self.options["domain"] == "train" else None
         self.table = build_table(ctx.candidates, src, ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype, domain=dom,
-                                 form=self.options["form"])
+                                 form=self.options["form"], model_params=self.options["model_params"])
         self.sim_points = src.points_used
         self.tune_s = time.perf_counter() - t0
         return self
@@ -156,6 +157,7 @@ class WaveTuneSim(Strategy):
 class WaveTuneMeas(Strategy):
     name = "wavetune-meas"
     _options = dict(form=("WaveModel form (tuner.model.FORMS)", "per-wave"),
+                    model_params=("other WaveModel hyperparameters (dict)", None),
                     prior=("use the simulator as the structural prior (False: pure measured bilinear)", True),
                     calibration=("simulator parameters of the prior", "none"),
                     ridge=("ridge strength of the per-config log(measured/simulated) correction", 1.0))
@@ -168,7 +170,7 @@ class WaveTuneMeas(Strategy):
                           calibration=self.options["calibration"], measurements=ctx.measurement_paths,
                           prior=self.options["prior"], problems=train, ridge=self.options["ridge"])
         self.table = build_table(ctx.candidates, src, ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype,
-                                 form=self.options["form"], measured_problems=[p for p in train if p in ctx.measured])
+                                 form=self.options["form"], model_params=self.options["model_params"], measured_problems=[p for p in train if p in ctx.measured])
         self.measured_points = src.points_used
         self.sim_points = getattr(src.prior, "points_used", 0) if src.prior else 0
         self.tune_s = time.perf_counter() - t0

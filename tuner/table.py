@@ -147,7 +147,7 @@ class DualTable:
                 x = v - nrows
                 a, b, c, d = (r + x * s for r, s in zip(rows[-1], slope))
             t = a + b * G + (c + d * G) * L
-            if t < best_t:
+            if 0.0 < t < best_t:  # a non-positive prediction is a broken extrapolation: never picked
                 best_t, best, best_v = t, entry, v
         mt, nmt = best[6], best[7]
         b = L.bit_length() - 1

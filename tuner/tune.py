@@ -64,7 +64,7 @@ def _micro_table(groups_w: np.ndarray, groups_b: np.ndarray, logreg: np.ndarray,
 
 def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_id: str, kernel: str = "gemm",
                 dtype: str = "bf16", domain: Domain | None = None, form: str = "per-wave",
-                measured_problems: list[GemmProblem] | None = None) -> DualTable:
+                model_params: dict | None = None, measured_problems: list[GemmProblem] | None = None) -> DualTable:
     """Fit a DualTable. For a MeasurementSource, `measured_problems` are the training shapes (default: all
     measured shapes of the source); the domain defaults to those shapes, else to GENERIC_DOMAIN."""
     if kernel != "gemm":
@@ -94,7 +94,7 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
                 snapped = snap_to_measured(anchors, g, pool)
                 source.use(snapped, g.configs)
                 anchors = list(dict.fromkeys(snapped + anchors)) if source.prior is not None else snapped
-            entries[regime].append(_fit_group(g, anchors, source, form))
+            entries[regime].append(_fit_group(g, anchors, source, form, model_params or {}))
             n_anchor_problems += len(anchors)
     points = source.points_used
     exhaustive = domain.size() * sum(len(g.micros) for g in groups)
@@ -107,11 +107,11 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
     triton = getattr(source, "triton_version", None) or triton_version()
     return DualTable(gpu=gpu_id, kernel=kernel, dtype=dtype, triton=triton, sm_count=spec.sm_count,
                      space_hash=space_hash(configs), space_size=len(configs), source=source.describe(),
-                     macros=entries["default"], m1_macros=entries["m1"], domain=domain.to_dict(), model={"name": "wave", "form": form},
+                     macros=entries["default"], m1_macros=entries["m1"], domain=domain.to_dict(), model={"name": "wave", **WaveModel(form=form, **(model_params or {})).get_params()},
                      stats=stats, unfit=[{"config": u.config.to_dict(), "reason": u.reason} for u in unfit])
 
 
-def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str) -> MacroEntry:
+def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str, model_params: dict) -> MacroEntry:
     cfgs = g.configs
     lat = source.latency_us(anchors, cfgs) if anchors else np.zeros((0, len(cfgs)))
     ok = np.isfinite(lat).any(axis=1)
@@ -126,7 +126,7 @@ def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str) -> 
     co = np.array([g.coords(a) for a in anchors], dtype=np.float64)  # (G, L, w)
     band = np.array([band_of(int(G), g.cap) for G in co[:, 0]], dtype=np.float64)
     X = np.column_stack([band, co[:, 0], co[:, 1]])
-    model = WaveModel(form=form).fit(X, env)
+    model = WaveModel(form=form, **{"cap": g.cap, **model_params}).fit(X, env)
     w_tab = int(band.max())
     rows, slope = model.coef_table(w_tab)
     wi = band.astype(np.int64)
