@@ -4,21 +4,31 @@ Shared memory (bytes per CTA), with ``per_stage = (BLOCK_M*BLOCK_K + BLOCK_K*BLO
 (one K-step of the A and B tiles):
 
 * **async-MMA path** (Hopper ``wgmma`` on sm_90, Blackwell ``tcgen05`` on sm_100; Triton takes it when
-  ``BLOCK_M >= 64``, the M of one warpgroup instruction): the MMA reads both operands straight from shared
+  ``BLOCK_M >= 64``, the M of one warpgroup instruction, and ``num_warps`` is a multiple of 4, whole
+  warpgroups): the MMA reads both operands straight from shared
   memory while the next loads land, so the pipeliner keeps **all** ``num_stages`` buffers:
   ``smem = num_stages * per_stage`` (+ 16 B on sm_100: barrier/TMEM-address words).
 * **register-MMA path** (``mma.sync`` m16n8k16, "MMAv2", on sm_80/86/89/120, and on sm_90/100 when
   ``BLOCK_M < 64``; FMA dot on sm_70/75): operands are copied to registers with ``ldmatrix`` before
-  the MMA, so one stage fewer is buffered: ``smem = (num_stages - 1) * per_stage``.
+  the MMA, so one stage fewer is buffered: ``smem = max(1, num_stages - 1) * per_stage`` (with
+  ``num_stages = 1`` nothing is pipelined but one K-step still passes through shared memory).
+* **FMA path** (sm_70/75: Triton 3.6 has no tensor-core lowering there, and no ``cp.async`` before sm_80,
+  so nothing is multi-buffered): ``smem = max(BLOCK_M*BLOCK_K, BLOCK_K*BLOCK_N) * 4``, independent of
+  ``num_stages`` (the larger operand tile staged as fp32).
 * **epilogue reuse**: the accumulator's layout conversion before the store reuses the pipeline buffers,
-  so ``smem = max(pipeline, epilogue)``. It only shows on sm_80/86/89 with 16-bit outputs when every warp
-  owns full rows of the tile (``BLOCK_M >= 32 * num_warps``, e.g. 256x128 with 8 warps), where
-  ``epilogue = BLOCK_M * BLOCK_N * 2``.
+  so ``smem = max(pipeline, epilogue)``. In the shipped space it only shows on sm_80/86/89 with 16-bit
+  outputs for 256x128 with 8 warps, where ``epilogue = BLOCK_M * BLOCK_N * 2``. The rule used,
+  ``BLOCK_M == 32 * num_warps and BLOCK_N <= BLOCK_M``, is the narrowest that fits that and held-out
+  compiles (128x64x16 w4: full tile; 128x256x16 w4, 256x64x16 w4, 256x32x16 w2: none); it overestimates
+  128x128 w4 with BLOCK_K = 16 (the scratch there is half the tile). Triton sizes this scratch from the
+  two layouts' repetition shapes, which this formula does not reproduce in general.
 
 Evidence (``python3 -m wavesim.resources.estimate --check``, against the committed oracle tables of the 186
 configs of ``broad+wave-study+grouping``, Triton 3.6.0): see ``data/estimate_constants.json`` ``evidence``;
-at the time of writing the smem formula matches the oracle **exactly** for 186/186 configs on every shipped
-(arch, dtype), sm_70/75 included.
+the smem formula matches the oracle **exactly** for 186/186 configs on every shipped NVIDIA table
+(sm_80/86/89/90/100/120 x bf16/fp16/fp32, sm_70/75 fp16). Held out (60 random configs outside the space:
+num_warps 2, num_stages 1, BLOCK_K 16, other GROUP_M): 58/60 exact on sm_90 bf16, 57/60 on sm_80 bf16; the
+misses are tiny or BLOCK_K = 16 tiles whose epilogue scratch exceeds the pipeline.
 
 Registers/thread: ``regs = min(255, round(c0 + c_acc * acc + c_op * op))`` with
 ``acc = BLOCK_M*BLOCK_N / threads`` (fp32 accumulator registers per thread) and
@@ -52,6 +62,7 @@ CONSTANTS_PATH = Path(__file__).parent / "data" / "estimate_constants.json"
 MAX_REGS_PER_THREAD = 255       # CUDA C Programming Guide, Technical Specifications (CC 3.5 and later)
 WARP_SIZE = 32                  # CUDA C Programming Guide (all NVIDIA CCs)
 ASYNC_MMA_MIN_BLOCK_M = 64      # wgmma/tcgen05 M per warpgroup (PTX ISA, wgmma.mma_async shapes m64nNk16)
+WARPGROUP_WARPS = 4             # a warpgroup is 4 contiguous warps (PTX ISA, "Warpgroup"); wgmma needs whole ones
 BLACKWELL_SMEM_EXTRA_BYTES = 16  # observed: every BLOCK_M>=64 sm_100 config of the oracle tables has exactly +16 B
 OUT_BYTES_EPILOGUE = 2           # epilogue smem seen only with 16-bit outputs (fp32 outputs: none, 186/186)
 
@@ -59,6 +70,8 @@ OUT_BYTES_EPILOGUE = 2           # epilogue smem seen only with 16-bit outputs (
 # sm_70/75 run tl.dot on FMA units in Triton 3.6 (255 regs + stack spills even for 64x64x32 in fp16).
 ASYNC_MMA_CCS = {90: "wgmma", 100: "tcgen05", 103: "tcgen05"}
 EPILOGUE_REUSE_CCS = {80, 86, 87, 89}
+FMA_CCS = {70, 75}               # Triton 3.6 lowers tl.dot to FMA here (see the tables: 255 regs and spills)
+FMA_STAGING_BYTES = 4            # fp32 staging of the FMA dot's operand (observed: smem = 4 B x larger tile)
 KNOWN_CCS = {70, 75, 80, 86, 87, 89, 90, 100, 103, 120, 121}
 
 
@@ -77,20 +90,27 @@ def _cc(arch: str) -> int:
 def path_of(config: LaunchConfig, arch: str) -> str:
     """'async' (wgmma/tcgen05 reading smem operands) or 'reg' (mma.sync / FMA with register operands)."""
     cc = _cc(arch)
-    return "async" if cc in ASYNC_MMA_CCS and config.BLOCK_M >= ASYNC_MMA_MIN_BLOCK_M else "reg"
+    return ("async" if cc in ASYNC_MMA_CCS and config.BLOCK_M >= ASYNC_MMA_MIN_BLOCK_M
+            and config.num_warps % WARPGROUP_WARPS == 0 else "reg")
 
 
 def estimate_smem_bytes(config: LaunchConfig, arch: str, dtype: str) -> int:
     cc = _cc(arch)
     b = DTYPE_BYTES[dtype]
+    if cc in FMA_CCS:
+        # No cp.async below sm_80 (PTX ISA: cp.async requires sm_80), so nothing is multi-buffered; the FMA
+        # dot stages the larger operand tile through shared memory as fp32: 186/186 exact on sm_75 fp16.
+        return max(config.BLOCK_M * config.BLOCK_K, config.BLOCK_K * config.BLOCK_N) * FMA_STAGING_BYTES
     per_stage = (config.BLOCK_M * config.BLOCK_K + config.BLOCK_K * config.BLOCK_N) * b
     if path_of(config, arch) == "async":
         smem = config.num_stages * per_stage
         if ASYNC_MMA_CCS[cc] == "tcgen05":
             smem += BLACKWELL_SMEM_EXTRA_BYTES
         return smem
-    smem = (config.num_stages - 1) * per_stage
-    if cc in EPILOGUE_REUSE_CCS and b == OUT_BYTES_EPILOGUE and config.BLOCK_M >= WARP_SIZE * config.num_warps:
+    # num_stages == 1: no pipelining, but the dot still stages one K-step through shared memory.
+    smem = max(1, config.num_stages - 1) * per_stage
+    if (cc in EPILOGUE_REUSE_CCS and b == OUT_BYTES_EPILOGUE and config.BLOCK_M == WARP_SIZE * config.num_warps
+            and config.BLOCK_N <= config.BLOCK_M):
         smem = max(smem, config.BLOCK_M * config.BLOCK_N * b)
     return smem
 
