@@ -42,32 +42,32 @@ def test_every_scored_shape_is_held_out_of_its_fold(cv):
 def test_calibrated_held_out_bounds(cv):
     w = _agg(cv, "M16-8192", "calibrated")
     assert w["shapes"] == 80
-    assert w["regret_geomean"] <= 1.045       # measured 1.036
-    assert w["regret_worst"] <= 1.30          # 1.18
-    assert w["tau_median"] >= 0.80            # 0.834
-    assert w["pick_in_top5_rate"] >= 0.55     # 0.69
+    assert w["regret_geomean"] <= 1.045       # measured 1.039
+    assert w["regret_worst"] <= 1.35          # 1.28
+    assert w["tau_median"] >= 0.80            # 0.836
+    assert w["pick_in_top5_rate"] >= 0.55     # 0.66
     a = _agg(cv, "all", "calibrated")
-    assert a["regret_geomean"] <= 1.07        # 1.057 (M <= 64 is the weak regime: 1.11)
-    assert a["tau_median"] >= 0.80            # 0.834
-    assert _agg(cv, "64<M<=1024", "calibrated")["regret_geomean"] <= 1.04   # 1.024
+    assert a["regret_geomean"] <= 1.055       # 1.044 (M <= 64 is the weak regime: 1.062)
+    assert a["tau_median"] >= 0.80            # 0.836
+    assert _agg(cv, "64<M<=1024", "calibrated")["regret_geomean"] <= 1.045  # 1.033
 
 
 def test_specs_only_bounds_and_calibration_helps(cv):
     s = _agg(cv, "M16-8192", "specs")
-    assert s["regret_geomean"] <= 1.09        # 1.066; issue 3 asks <= 1.15
+    assert s["regret_geomean"] <= 1.09        # 1.071; issue 3 asks <= 1.15
     assert s["tau_median"] >= 0.70            # 0.752; issue 3 asks >= 0.5
     c = _agg(cv, "M16-8192", "calibrated")
     assert c["regret_geomean"] < s["regret_geomean"]
     assert c["tau_median"] > s["tau_median"]
-    assert c["err_median"] < s["err_median"]  # 11% vs 18%
+    assert c["err_median"] < s["err_median"]  # 10% vs 17%
 
 
 def test_latency_default_and_cublas_figures(cv):
     a = _agg(cv, "all", "calibrated")
-    assert a["err_median"] <= 0.14            # 11%
-    assert a["err_scaled_median"] <= 0.11     # 9%
-    assert a["speedup_default_geomean"] >= 1.15   # 1.26: the default is poor at small M
-    assert a["cublas_ratio_geomean"] <= 1.32      # 1.25 (the measured best is 1.19x cuBLAS)
+    assert a["err_median"] <= 0.13            # 10.4%
+    assert a["err_scaled_median"] <= 0.11     # 9.3%
+    assert a["speedup_default_geomean"] >= 1.15   # 1.28: the default is poor at small M
+    assert a["cublas_ratio_geomean"] <= 1.30      # 1.24 (the measured best is 1.19x cuBLAS)
     assert cv["aggregates"]["all"]["best_measured_cublas_ratio_geomean"] <= a["cublas_ratio_geomean"]
     for r in cv["shapes"]:
         assert r["calibrated"]["regret"] >= 1.0 and r["specs"]["regret"] >= 1.0
@@ -138,7 +138,7 @@ def test_table_column(tmp_path):
 
     micro = {"BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
     t = DualTable(gpu="h200", kernel="gemm", dtype="bf16", triton=None, sm_count=132, space_hash="x", space_size=1,
-                  source={"test": True}, macros=[MacroEntry(128, 128, 1, 132, [[0.0, 0.0, 0.0, 0.0]], [0.0] * 4,
+                  source={"test": True}, macros=[MacroEntry(128, 128, 1, 132, [[1.0, 0.0, 0.0, 0.0]], [0.0] * 4,
                                                             [micro], [[0] * 12])])
     path = tmp_path / "table.json"
     t.save(path)
