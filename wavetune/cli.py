@@ -8,12 +8,12 @@ import importlib
 import sys
 
 # Modules that add subcommands, in the order `wavetune --help` lists them.
-COMMAND_MODULES = ("hwspecs.cli", "wavetune.predict", "wavesim.cli", "tuner.cli", "validation.cli")
+COMMAND_MODULES = ("wavetune.demo", "hwspecs.cli", "wavetune.predict", "wavesim.cli", "tuner.cli", "validation.cli")
 # Which module owns a command: `wavetune predict ...` imports only wavetune.predict, so a batch job
 # does not pay for importing every package (a test checks this map against the modules).
 COMMAND_OWNER = {"specs": "hwspecs.cli", "predict": "wavetune.predict", "simulate": "wavesim.cli",
                  "sweep": "wavesim.cli", "calibrate": "wavesim.cli", "tune": "tuner.cli", "select": "tuner.cli",
-                 "export": "tuner.cli", "demo": "tuner.cli", "profile": "validation.cli",
+                 "export": "tuner.cli", "tune-eval": "tuner.cli", "demo": "wavetune.demo", "profile": "validation.cli",
                  "validate": "validation.cli", "staircase": "validation.cli"}
 
 
