@@ -58,7 +58,23 @@ def grouping_variants() -> list[LaunchConfig]:
     return [LaunchConfig(c.BLOCK_M, c.BLOCK_N, c.BLOCK_K, g, c.num_warps, c.num_stages) for c in base for g in (1, 4, 16)]
 
 
+def unseen_space() -> list[LaunchConfig]:
+    """Configs outside broad/wave-study/grouping, measured only to check that the model generalises to
+    configs it was never fitted on: 2 warps, 1 and 6 stages, GROUP_M 2 and 32, 256-deep K steps."""
+    seen = set(broad_space()) | set(WAVE_STUDY) | set(grouping_variants())
+    cand = []
+    for bm, bn in ((16, 64), (32, 64), (32, 128), (64, 64), (64, 128), (128, 64), (128, 128), (64, 256)):
+        cand += [LaunchConfig(bm, bn, 64, 8, 2, 3), LaunchConfig(bm, bn, 32, 8, 4, 6), LaunchConfig(bm, bn, 64, 8, 4, 1),
+                 LaunchConfig(bm, bn, 64, 2, 4, 3), LaunchConfig(bm, bn, 64, 32, 4, 4)]
+        if bm * bn <= 64 * 64:
+            cand.append(LaunchConfig(bm, bn, 256, 8, 4, 2))
+        if bm * bn >= 128 * 64:
+            cand.append(LaunchConfig(bm, bn, 64, 8, 8, 2))
+    return [c for c in dict.fromkeys(cand) if c not in seen]
+
+
 NAMED_SPACES = {
+    "unseen": unseen_space,
     "broad": broad_space,
     "wave-study": lambda: list(WAVE_STUDY),
     "grouping": grouping_variants,

@@ -48,6 +48,12 @@ def llm_small(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, n, k, dtype) for _, n, k in LLM_LAYERS[1:3] for m in (16, 64, 256, 1024, 4096, 16384)]
 
 
+def unseen_check(dtype: str = "bf16") -> list[GemmProblem]:
+    """Shapes for the never-seen configs: one fitted layer and two held-out ones, six token counts."""
+    layers = ((4096, 4096), (4608, 3584), (16384, 6656))
+    return [GemmProblem(m, n, k, dtype) for n, k in layers for m in (16, 100, 512, 1500, 4096, 12000)]
+
+
 def m_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     """Latency vs M across several wave boundaries of every wave-study config (N = K = 4096)."""
     return [GemmProblem(m, 4096, 4096, dtype) for m in range(64, 8192 + 1, 64)]
@@ -58,7 +64,7 @@ def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
 
 
-NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small,
+NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small, "unseen-check": unseen_check,
                 "m-sweep": m_sweep, "k-sweep": k_sweep}
 
 
