@@ -32,6 +32,10 @@ from wavetune.config import GemmProblem, LaunchConfig
 from .space import DEFAULT_CONFIG
 
 
+CAL_DOC = ("simulator parameters: 'none' (specs-only priors), 'train' (calibrated on the training shapes only), "
+           "'auto' (the shipped calibration: in-sample if it was fitted on the evaluation data) or a file")
+
+
 class Strategy:
     name = "strategy"
     _options: dict[str, tuple[str, Any]] = {}
@@ -113,12 +117,12 @@ class RandomChoice(Strategy):
 class SimTopK(Strategy):
     name = "sim-topk"
     _options = dict(k=("how many of the simulator's best configs to benchmark", 1),
-                    calibration=("simulator parameters: 'none' (priors), 'auto' or a JSON file", "none"))
+                    calibration=(CAL_DOC, "none"))
 
     def fit(self, ctx, train):
         from .sources import SimSource
 
-        self.sim = SimSource(ctx.spec, ctx.dtype, self.options["calibration"], ctx.gpu_id)
+        self.sim = SimSource(ctx.spec, ctx.dtype, ctx.calibration_for(self.options["calibration"], train), ctx.gpu_id)
         self.ctx = ctx
         self.decision_measurements = self.options["k"] if self.options["k"] > 1 else 0
         return self
@@ -134,7 +138,7 @@ class WaveTuneSim(Strategy):
     name = "wavetune-sim"
     _options = dict(form=("WaveModel form (tuner.model.FORMS)", "per-wave"),
                     model_params=("other WaveModel hyperparameters (dict)", None),
-                    calibration=("simulator parameters: 'none', 'auto' or a JSON file", "none"),
+                    calibration=(CAL_DOC, "none"),
                     domain=("'generic' (tuner.sampling.GENERIC_DOMAIN) or 'train' (the training shapes' N, K)", "generic"))
 
     def fit(self, ctx, train):
@@ -142,7 +146,8 @@ class WaveTuneSim(Strategy):
         from .tune import build_table, make_source
 
         t0 = time.perf_counter()
-        src = make_source("sim", ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype, calibration=self.options["calibration"])
+        src = make_source("sim", ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype,
+                          calibration=ctx.calibration_for(self.options["calibration"], train))
         dom = Domain.of_problems(train, ctx.dtype) if self.options["domain"] == "train" else None
         self.table = build_table(ctx.candidates, src, ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype, domain=dom,
                                  form=self.options["form"], model_params=self.options["model_params"])
@@ -158,8 +163,9 @@ class WaveTuneMeas(Strategy):
     name = "wavetune-meas"
     _options = dict(form=("WaveModel form (tuner.model.FORMS)", "per-wave"),
                     model_params=("other WaveModel hyperparameters (dict)", None),
+                    budget=("most measured M values per (macro, N, K) used (spread over M); None: every snapped one", None),
                     prior=("use the simulator as the structural prior (False: pure measured bilinear)", True),
-                    calibration=("simulator parameters of the prior", "none"),
+                    calibration=(CAL_DOC, "none"),
                     ridge=("ridge strength of the per-config log(measured/simulated) correction", 1.0))
 
     def fit(self, ctx, train):
@@ -167,10 +173,12 @@ class WaveTuneMeas(Strategy):
 
         t0 = time.perf_counter()
         src = make_source("measurements", ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype,
-                          calibration=self.options["calibration"], measurements=ctx.measurement_paths,
+                          calibration=ctx.calibration_for(self.options["calibration"], train),
+                          measurements=ctx.measurement_paths,
                           prior=self.options["prior"], problems=train, ridge=self.options["ridge"])
         self.table = build_table(ctx.candidates, src, ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype,
-                                 form=self.options["form"], model_params=self.options["model_params"], measured_problems=[p for p in train if p in ctx.measured])
+                                 form=self.options["form"], model_params=self.options["model_params"],
+                                 measured_budget=self.options["budget"], measured_problems=[p for p in train if p in ctx.measured])
         self.measured_points = src.points_used
         self.sim_points = getattr(src.prior, "points_used", 0) if src.prior else 0
         self.tune_s = time.perf_counter() - t0

@@ -40,6 +40,21 @@ class EvalContext:
     measured: dict[GemmProblem, dict[LaunchConfig, float]]   # ms of every ok measurement
     measurement_paths: list[str]
 
+    def __post_init__(self) -> None:
+        self._calibrations: dict = {}
+
+    def calibration_for(self, option, train: list[GemmProblem]):
+        """Resolve a strategy's calibration option: 'train' fits the simulator on the training shapes'
+        measurements only (cached per training set); anything else passes through (tuner.sources)."""
+        if option != "train":
+            return option
+        key = frozenset(train)
+        if key not in self._calibrations:
+            from .sources import fit_calibration
+
+            self._calibrations[key] = fit_calibration(self.spec, self.measurement_paths, train, self.gpu_id, self.dtype)
+        return self._calibrations[key]
+
     @classmethod
     def load(cls, measurement_paths: list[str], gpu_id: str = "h200", space: str = "broad+wave-study+grouping",
              dtype: str = "bf16") -> "EvalContext":

@@ -102,7 +102,7 @@ class WaveModel:
             raise ValueError("X must be finite with w >= 1")
         return X[:, 0], X[:, 1], X[:, 2]
 
-    def fit(self, X, y) -> "WaveModel":
+    def fit(self, X, y, sample_weight=None) -> "WaveModel":
         if self.form not in FORMS:
             raise ValueError(f"unknown WaveModel form {self.form!r}; choose one of {FORMS}")
         w, G, L = self._check_X(X)
@@ -112,6 +112,11 @@ class WaveModel:
         if len(y) == 0:
             raise ValueError("cannot fit a WaveModel on no samples")
         wts = 1.0 / y**2 if self.relative else np.ones_like(y)
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=np.float64)
+            if sw.shape != y.shape or np.any(sw < 0) or not np.all(np.isfinite(sw)):
+                raise ValueError("sample_weight must be non-negative and finite, one per sample")
+            wts = wts * sw
         wi = np.rint(w).astype(np.int64)
         # Global fit: prior for every form; rows affine in w.
         if self.form == "wave-linear":

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from wavetune.config import GemmProblem
 
 from .mapping import REF_BLOCK_K, MacroGroup
@@ -103,7 +105,8 @@ def m1_anchors(domain: Domain) -> list[GemmProblem]:
     return list(out)
 
 
-def snap_to_measured(anchors: list[GemmProblem], group: MacroGroup, measured: list[GemmProblem]) -> list[GemmProblem]:
+def snap_to_measured(anchors: list[GemmProblem], group: MacroGroup, measured: list[GemmProblem],
+                     budget: int | None = None) -> list[GemmProblem]:
     """Each anchor -> the measured problem nearest in (log G, log L, log N) of this macro (the same (N, K)
     when that pair was measured); ties go to the smaller problem."""
     if not measured:
@@ -116,7 +119,17 @@ def snap_to_measured(anchors: list[GemmProblem], group: MacroGroup, measured: li
                                            + abs(math.log(pc[0].N / a.N)) + abs(math.log(pc[0].M / a.M)) * 1e-3,
                                            pc[0]))
         out[best[0]] = None
-    return list(out)
+    if budget is None:
+        return list(out)
+    # at most `budget` problems per (N, K), spread evenly over the snapped M values (smallest and largest kept)
+    by_nk: dict[tuple[int, int], list[GemmProblem]] = {}
+    for p in sorted(out):
+        by_nk.setdefault((p.N, p.K), []).append(p)
+    kept = []
+    for ps in by_nk.values():
+        idx = sorted({int(round(i)) for i in np.linspace(0, len(ps) - 1, min(budget, len(ps)))})
+        kept.extend(ps[i] for i in idx)
+    return kept
 
 
 def l_of(problem: GemmProblem) -> int:

@@ -1,8 +1,9 @@
 """Sample sources: where anchor latencies come from. One interface, so the tuner has one code path.
 
 ``SimSource``          latency = wavesim closed-form makespan (GemmBatch + simulate_batch); `calibration`
-                       is "none" (specs-only priors), "auto" (wavesim.calibration.load_calibration, if
-                       that module exists; else priors) or a JSON file of GemmParams.
+                       is "none" (specs-only priors), "auto" (wavesim.calibration.load_calibration: the
+                       shipped calibration of the GPU, else priors), a calibration file, or GemmParams
+                       (e.g. `fit_calibration` on training shapes only, for honest held-out figures).
 ``MeasurementSource``  latency = the measured time where the (problem, config) point was measured, and
                        elsewhere the simulator corrected by measurements: sim * exp(r_c(G, L)), where r_c
                        is a ridge-regularised fit of log(measured / simulated) per config on the measured
@@ -29,13 +30,16 @@ from hwspecs import GPUSpec
 from wavetune.config import GemmProblem, LaunchConfig
 
 
-def load_params(calibration: str | None, gpu_id: str):
-    """GemmParams for the simulator: None (priors) for 'none'; 'auto' -> wavesim.calibration if present."""
+def load_params(calibration, gpu_id: str):
+    """GemmParams for the simulator: None (priors) for 'none'; 'auto' -> wavesim.calibration if present;
+    a GemmParams object as is; else a calibration file."""
     if calibration in (None, "none", "priors"):
         return None
+    if not isinstance(calibration, str):
+        return calibration
     if calibration == "auto":
         try:
-            from wavesim.calibration import load_calibration  # written by another engineer; optional
+            from wavesim.calibration import load_calibration  # optional module
         except ImportError:
             return None
         try:
@@ -51,18 +55,32 @@ def load_params(calibration: str | None, gpu_id: str):
     return GemmParams.from_dict(d.get("params", d), str(p))
 
 
+def fit_calibration(spec: GPUSpec, paths: list[str], problems, gpu: str, dtype: str = "bf16"):
+    """GemmParams fitted (wavesim.calibration.fit) on the measurements of `problems` only."""
+    from validation.measurements import dedupe_latest, load_measurements
+    from wavesim.calibration import build_dataset, fit
+
+    keep = {(p.M, p.N, p.K) for p in problems}
+    ds = build_dataset(spec, dedupe_latest(load_measurements(paths, gpu=gpu)), dtype, keep=lambda s: s in keep)
+    return fit(spec, ds)[0]
+
+
 class SimSource:
     kind = "sim"
 
     def __init__(self, spec: GPUSpec, dtype: str = "bf16", calibration: str | None = "none", gpu_id: str | None = None):
         self.spec = spec
         self.dtype = dtype
-        self.calibration = calibration or "none"
-        self.params = load_params(self.calibration, gpu_id or spec.name)
+        self.params = load_params(calibration, gpu_id or spec.id)
+        self.calibration = calibration if isinstance(calibration, str) or calibration is None else "fitted"
+        self.calibration = self.calibration or "none"
         self.points_used = 0
 
     def describe(self) -> dict:
-        return {"kind": "sim", "calibration": self.calibration, "calibrated": self.params is not None}
+        d = {"kind": "sim", "calibration": self.calibration, "calibrated": self.params is not None}
+        if self.params is not None:
+            d["params"] = self.params.to_dict()
+        return d
 
     def simulate_us(self, problems: list[GemmProblem], configs: list[LaunchConfig], count: bool = True) -> np.ndarray:
         from wavesim.kernels.gemm import GemmBatch, simulate_batch
@@ -80,6 +98,9 @@ class SimSource:
 
     def latency_us(self, problems, configs) -> np.ndarray:
         return self.simulate_us(list(problems), list(configs))
+
+    def measured_mask(self, problems, configs) -> np.ndarray:
+        return np.zeros((len(problems), len(configs)), dtype=bool)
 
 
 def _corr_features(G: np.ndarray, L: np.ndarray, m1: np.ndarray) -> np.ndarray:
@@ -147,6 +168,10 @@ class MeasurementSource:
             A = _corr_features(*self._coords(pts, c))
             n = A.shape[1]
             self.corr[c] = np.linalg.solve(A.T @ A + self.ridge * np.eye(n), A.T @ r)
+
+    def measured_mask(self, problems, configs) -> np.ndarray:
+        """True where the value is a measurement the sampler used (or a failure it recorded)."""
+        return np.array([[(p, c) in self.used for c in configs] for p in problems], dtype=bool).reshape(len(problems), len(configs))
 
     def latency_us(self, problems, configs) -> np.ndarray:
         problems, configs = list(problems), list(configs)

@@ -22,7 +22,9 @@ from .sampling import GENERIC_DOMAIN, Domain, anchors_for_group, m1_anchors, sna
 from .sources import MeasurementSource, SimSource
 from .table import N_L_BUCKETS, DualTable, MacroEntry, l_bucket, space_hash
 
-MISSING_PENALTY = math.log(10.0)  # a micro config with no value at an anchor counts as 10x slower
+MISSING_PENALTY = math.log(10.0)
+MEASURED_WEIGHT = 1.0        # weight of measured anchors in the WaveModel fit, relative to prior (simulated) ones
+MICRO_FROM_MEASURED = False  # stage II cells from measured anchors only  # a micro config with no value at an anchor counts as 10x slower
 
 
 def triton_version() -> str | None:
@@ -64,7 +66,7 @@ def _micro_table(groups_w: np.ndarray, groups_b: np.ndarray, logreg: np.ndarray,
 
 def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_id: str, kernel: str = "gemm",
                 dtype: str = "bf16", domain: Domain | None = None, form: str = "per-wave",
-                model_params: dict | None = None, measured_problems: list[GemmProblem] | None = None) -> DualTable:
+                model_params: dict | None = None, measured_budget: int | None = None, measured_problems: list[GemmProblem] | None = None) -> DualTable:
     """Fit a DualTable. For a MeasurementSource, `measured_problems` are the training shapes (default: all
     measured shapes of the source); the domain defaults to those shapes, else to GENERIC_DOMAIN."""
     if kernel != "gemm":
@@ -91,7 +93,7 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
         for g in groups:
             anchors = anchors_for_group(g, domain) if regime == "default" else m1_anchors(domain)
             if is_meas:
-                snapped = snap_to_measured(anchors, g, pool)
+                snapped = snap_to_measured(anchors, g, pool, measured_budget)
                 source.use(snapped, g.configs)
                 anchors = list(dict.fromkeys(snapped + anchors)) if source.prior is not None else snapped
             entries[regime].append(_fit_group(g, anchors, source, form, model_params or {}))
@@ -114,9 +116,10 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
 def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str, model_params: dict) -> MacroEntry:
     cfgs = g.configs
     lat = source.latency_us(anchors, cfgs) if anchors else np.zeros((0, len(cfgs)))
+    measured = source.measured_mask(anchors, cfgs).any(axis=1) if anchors else np.zeros(0, bool)
     ok = np.isfinite(lat).any(axis=1)
     anchors = [a for a, k in zip(anchors, ok) if k]
-    lat = lat[ok]
+    lat, measured = lat[ok], measured[ok]
     micros = [u._asdict() for u in g.micros]
     if not anchors:  # no data for this macro: a table entry that never wins, recorded as such
         return MacroEntry(g.macro.BLOCK_M, g.macro.BLOCK_N, g.ref_ctas_per_sm, g.cap, [[1e30, 0.0, 0.0, 0.0]],
@@ -126,12 +129,17 @@ def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str, mod
     co = np.array([g.coords(a) for a in anchors], dtype=np.float64)  # (G, L, w)
     band = np.array([band_of(int(G), g.cap) for G in co[:, 0]], dtype=np.float64)
     X = np.column_stack([band, co[:, 0], co[:, 1]])
-    model = WaveModel(form=form, **{"cap": g.cap, **model_params}).fit(X, env)
+    mp = {"cap": g.cap, **model_params}
+    mw = float(mp.pop("measured_weight", MEASURED_WEIGHT))
+    model = WaveModel(form=form, **mp).fit(X, env, sample_weight=np.where(measured, mw, 1.0))
     w_tab = int(band.max())
     rows, slope = model.coef_table(w_tab)
     wi = band.astype(np.int64)
     bi = np.array([l_bucket(int(L)) for L in co[:, 1]], dtype=np.int64)
-    mt = _micro_table(wi, bi, logreg, w_tab)
+    if measured.any() and MICRO_FROM_MEASURED:  # stage II from measured anchors only, where there are any
+        mt = _micro_table(wi[measured], bi[measured], logreg[measured], w_tab)
+    else:
+        mt = _micro_table(wi, bi, logreg, w_tab)
     return MacroEntry(g.macro.BLOCK_M, g.macro.BLOCK_N, g.ref_ctas_per_sm, g.cap, rows.tolist(), slope.tolist(), micros, mt)
 
 
