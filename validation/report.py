@@ -114,7 +114,7 @@ def _plots(result: dict[str, Any], out: Path) -> list[str]:
         plt.close(fig)
         written.append(fname)
 
-    per_shape("regret", "regret_per_shape.png", "regret (measured pick / measured best)", True, 1.0)
+    per_shape("regret", "regret_per_shape.png", "regret (measured pick / measured best)", False, 1.0)
     per_shape("tau", "tau_per_shape.png", "Kendall tau (sim vs measured)", False, None)
 
     pts = result.get("_points")

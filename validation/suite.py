@@ -178,9 +178,10 @@ def fold_of_groups(groups: Sequence[tuple[int, int]], folds: int) -> dict[tuple[
 
 
 def layer_names() -> dict[tuple[int, int], str]:
-    from validation.shapesets import LLM_LAYERS
+    from validation import shapesets
 
-    return {(n, k): name for name, n, k in LLM_LAYERS}
+    layers = tuple(shapesets.LLM_LAYERS) + tuple(getattr(shapesets, "LLM_HOLDOUT_LAYERS", ()))
+    return {(n, k): name for name, n, k in layers}
 
 
 # ============================================================================ the suite
