@@ -211,9 +211,11 @@ def test_evaluate_reports_every_figure(ctx):
     folds = [(["llama3-8b.qkv", "llama3-70b-tp8.o"], ["llama3-8b.o"])]
     rows = evaluate(ctx, ["exhaustive", "default", "wavetune-sim"], folds=folds, timing_repeats=2)
     ex = rows[0]
-    assert ex["regret_geomean"] == 1.0 and ex["fraction_measured"] > 0
+    assert ex["regret_geomean"] == 1.0 and ex["measurements_per_new_shape"] == len(ctx.candidates)
+    assert rows[2]["train_measured_points"] == 0 and 0 < rows[2]["table_fraction_sampled_of_domain"] < 0.01
     for r in rows:
-        for k in ("regret_geomean", "regret_median", "regret_worst", "fraction_measured", "tune_s", "decision_us"):
+        for k in ("regret_geomean", "regret_median", "regret_worst", "fraction_of_train_exhaustive", "tune_s",
+                  "decision_us", "sim_points"):
             assert k in r
 
 

@@ -2,10 +2,12 @@
 
 Regret of a pick = measured time of the pick / measured best over the candidates at that shape (a pick
 with no successful measurement is charged the slowest measured time of the shape and counted in
-`failed`). Reported per strategy: geometric-mean, median and worst regret over the test shapes; the
-fraction of (config, shape) points it measured on the GPU (and simulated) against exhaustive search over
-the same shapes; tuning time; median decision time (time.perf_counter_ns around `choose`, per shape,
-median of repeats); GPU benchmarking per new shape it needs.
+`failed`). Reported per strategy: geometric-mean, median and worst regret over the test shapes;
+`train_meas` = GPU measurements used to build it / measuring every candidate on every training shape;
+`per_shape` = configs it benchmarks for each new shape (exhaustive: all; top-5: 5); `sim_pts` = simulator
+calls per fold; tuning time per fold; median decision time (time.perf_counter_ns around `choose`, per
+shape, median of repeats). Simulator-only tables also record the fraction of (config, shape) points they
+simulated against exhaustive search over their dense domain (`table_fraction_sampled_of_domain`).
 
 Protocol `kfold-layer` (default): the 8 LLM layers of validation/shapesets.py in 4 folds of 2 (layer i
 and i+4: one Llama-3-8B, one 70B-TP8), fit on the other 6 layers' shapes, score the 2 held-out layers'
@@ -128,16 +130,16 @@ def evaluate(ctx: EvalContext, strategies: list[str], folds=None, options: dict[
     options = options or {}
     out = []
     for name in strategies:
-        regrets, failed, tune_s, mpts, spts, dec, exh, exp_rand = [], 0, 0.0, 0, 0, [], 0, []
-        per_shape = []
+        regrets, failed, tune_s, mpts, spts, dec, exh_train, exp_rand = [], 0, 0.0, 0, 0, [], 0, []
+        per_shape, dom_frac = [], []
         for train_names, test_names in folds:
             train = layer_shapes(train_names, ctx.measured)
             test = layer_shapes(test_names, ctx.measured)
             s = make_strategy(name, **options.get(name, {}))
             s.fit(ctx, train)
             tune_s += s.tune_s
-            mpts += s.measured_points + s.decision_measurements * len(test)
-            exh += len(ctx.candidates) * (len(train) + len(test))
+            mpts += s.measured_points
+            exh_train += len(ctx.candidates) * len(train)
             for p in test:
                 r, f = _regret(ctx, p, s.choose(p))
                 regrets.append(r)
@@ -148,11 +150,19 @@ def evaluate(ctx: EvalContext, strategies: list[str], folds=None, options: dict[
                     exp_rand.append(math.exp(np.mean([math.log(d.get(c, max(d.values())) / min(d.values()))
                                                       for c in ctx.candidates])))
             spts += s.sim_points
+            if hasattr(s, "table"):
+                dom_frac.append(s.table.stats.get("fraction_sampled", float("nan")))
             dec.append(decision_ns(s, test[:: max(1, len(test) // 8)], timing_repeats))
         row = {"strategy": name, **{f"regret_{k}": v for k, v in summarize(regrets).items()},
                "failed": failed, "shapes": len(regrets),
-               "fraction_measured": mpts / exh, "fraction_simulated": spts / exh,
+               # GPU measurements used to build the strategy, against measuring every candidate on every
+               # training shape; and measurements it needs per new shape at decision time
+               "train_measured_points": mpts / len(folds), "fraction_of_train_exhaustive": mpts / exh_train,
+               "measurements_per_new_shape": s.decision_measurements,
+               "sim_points": spts / len(folds),
                "tune_s": tune_s / len(folds), "decision_us": statistics.median(dec) / 1e3}
+        if dom_frac:
+            row["table_fraction_sampled_of_domain"] = float(np.mean(dom_frac))
         if exp_rand:
             row["expected_regret_geomean"] = float(np.exp(np.mean(np.log(exp_rand))))
         row["worst_shapes"] = sorted(per_shape, key=lambda x: -x["regret"])[:3]
@@ -161,12 +171,14 @@ def evaluate(ctx: EvalContext, strategies: list[str], folds=None, options: dict[
 
 
 def format_rows(rows: list[dict]) -> str:
-    head = f"{'strategy':<16}{'geomean':>9}{'median':>8}{'worst':>8}{'<=5%':>7}{'measured':>10}{'simulated':>10}{'tune_s':>8}{'decide_us':>10}"
+    head = (f"{'strategy':<34}{'geomean':>8}{'median':>8}{'worst':>8}{'<=5%':>6}{'train_meas':>11}"
+            f"{'per_shape':>10}{'sim_pts':>9}{'tune_s':>8}{'decide_us':>10}")
     lines = [head]
     for r in rows:
         extra = f"  (expected {r['expected_regret_geomean']:.3f})" if "expected_regret_geomean" in r else ""
-        lines.append(f"{r['strategy']:<16}{r['regret_geomean']:>9.3f}{r['regret_median']:>8.3f}{r['regret_worst']:>8.3f}"
-                     f"{r['regret_within_5pct']:>7.2f}{r['fraction_measured']:>10.4f}{r['fraction_simulated']:>10.4f}"
+        lines.append(f"{r['strategy']:<34}{r['regret_geomean']:>8.3f}{r['regret_median']:>8.3f}{r['regret_worst']:>8.3f}"
+                     f"{r['regret_within_5pct']:>6.2f}{r['fraction_of_train_exhaustive']:>11.3f}"
+                     f"{r['measurements_per_new_shape']:>10d}{r['sim_points']:>9.0f}"
                      f"{r['tune_s']:>8.2f}{r['decision_us']:>10.1f}{extra}")
     return "\n".join(lines)
 

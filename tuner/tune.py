@@ -104,7 +104,8 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
              "points_exhaustive_domain": exhaustive, "fraction_sampled": points / exhaustive,
              "tune_s": round(time.perf_counter() - t0, 3)}
     if is_meas:
-        total = sum(1 for p, _ in source.times if p in set(measured_problems))
+        mset, cset = set(measured_problems), {c for g in groups for c in g.configs}
+        total = sum(1 for p, c in source.times if p in mset and c in cset)
         stats.update(measured_points_available=total, fraction_of_measured=points / max(total, 1))
     triton = getattr(source, "triton_version", None) or triton_version()
     return DualTable(gpu=gpu_id, kernel=kernel, dtype=dtype, triton=triton, sm_count=spec.sm_count,
