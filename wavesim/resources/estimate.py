@@ -36,8 +36,24 @@ Registers/thread: ``regs = min(255, round(c0 + c_acc * acc + c_op * op))`` with
 K-step of both operand tiles: loaded fragments on the MMAv2 path, load addresses/staging on the async path).
 The three constants are least-squares fits per (arch, operand width, path) on the oracle tables, stored with
 their fit errors in ``data/estimate_constants.json`` (refit: ``python3 -m wavesim.resources.estimate --fit``).
-Agreement is a band, not exact: ptxas register allocation is not linear in tile sizes. Typical mean absolute
-error 6-10 registers, 80-95 % of configs within +-16 registers; the per-table figures are in the JSON.
+Agreement is a band, not exact: ptxas register allocation is not linear in tile sizes (a fragment-aware
+variant with Triton's warpsPerTile split did no better). Measured against the oracle (186 configs each):
+
+=============================  ==========  =============  ==============  ============
+table                          mean |err|  within +-16    within +-32     max |err|
+=============================  ==========  =============  ==============  ============
+sm_90 bf16/fp16                 7.3         165/186        184/186          38
+sm_100 bf16/fp16                7.2         175/186        184/186          37
+sm_80, sm_86, sm_89 bf16/fp16   9.5         158-160/186    184/186          33-36
+sm_120 bf16/fp16                8.5         157/186        186/186          27
+fp32 (tf32), sm_80..sm_120      9.2-12.1    134-155/186    175-184/186      48-68
+sm_70/75 fp16 (FMA path)        124-159     37-42/186      45-53/186        191-223  (not modelled)
+=============================  ==========  =============  ==============  ============
+
+These are in-sample (the constants are fitted on the same tables). Held out (60 random configs outside the
+space, compiled by the oracle): sm_90 bf16 mean |err| 13.7, 45/60 within +-16, 54/60 within +-32;
+sm_80 bf16 11.8, 47/60, 57/60. Use the band when the estimate feeds occupancy: a 16-register error moves
+CTAs/SM only near a register-limit boundary, but it does move it there.
 Spills: ptxas spills once the demand passes the 255-register cap, so the estimate is
 ``spills = max(0, round(raw - 255))`` (32-bit words per thread) where ``raw`` is the unclipped linear
 estimate. It is a flag more than an amount: on the oracle tables it flags nearly every spilling config
