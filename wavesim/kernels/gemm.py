@@ -95,9 +95,13 @@ def _arch_order(arch: str) -> int:
     return int(arch.split("_")[1]) if arch.startswith("sm_") else 0
 
 
-def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig) -> bool:
-    # Triton lowers tl.dot to Hopper's warpgroup MMA when a warpgroup (4 warps) can own >= 64 rows.
-    return _arch_order(spec.arch.name) >= 90 and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
+def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig, dtype: str = "bf16") -> bool:
+    """Triton lowers tl.dot to Hopper's warpgroup MMA when a warpgroup (4 warps) can own >= 64 rows.
+    Not for fp32 (tf32) operands here: tf32 wgmma reads both operands K-major from shared memory, and this
+    kernel's B is N-major (row-major KxN). Evidence: the fp32 GEMM peaks at 144 TFLOP/s on our H200, 29%
+    of the tf32 peak, like the mma.sync path (validation/data/h200/holdout/llm_fp32.jsonl)."""
+    return (_arch_order(spec.arch.name) >= 90 and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
+            and dtype != "fp32")
 
 
 def wgmma_width(cfg: LaunchConfig) -> float:
@@ -149,7 +153,7 @@ class GemmBatch:
         return cls(spec, dtype, *(np.asarray(x, dtype=np.float64) for x in (M, N, K)),
                    bm=col(lambda c: c.BLOCK_M), bn=col(lambda c: c.BLOCK_N), bk=col(lambda c: c.BLOCK_K),
                    group_m=col(lambda c: c.GROUP_M), stages=col(lambda c: c.num_stages),
-                   wgmma=np.array([uses_wgmma(spec, c) for c in configs]), wg_width=col(wgmma_width),
+                   wgmma=np.array([uses_wgmma(spec, c, dtype) for c in configs]), wg_width=col(wgmma_width),
                    ctas_per_sm=col(lambda c: uniq[c].ctas_per_sm))
 
     @property
