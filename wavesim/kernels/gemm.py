@@ -96,10 +96,11 @@ def _arch_order(arch: str) -> int:
 
 
 def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig, dtype: str = "bf16") -> bool:
-    """Triton lowers tl.dot to Hopper's warpgroup MMA when a warpgroup (4 warps) can own >= 64 rows.
-    Not for fp32 (tf32) operands here: tf32 wgmma reads both operands K-major from shared memory, and this
-    kernel's B is N-major (row-major KxN). Evidence: the fp32 GEMM peaks at 144 TFLOP/s on our H200, 29%
-    of the tf32 peak, like the mma.sync path (validation/data/h200/holdout/llm_fp32.jsonl)."""
+    """Whether the mainloop runs at the warpgroup-MMA rate: Triton lowers tl.dot to Hopper's wgmma when a
+    warpgroup (4 warps) can own >= 64 rows. fp32 operands (tf32) are modelled at the mma.sync rate even
+    though the compiled PTX does use wgmma tf32: measured, this kernel's fp32 peaks at 144 TFLOP/s on our
+    H200, 29% of the tf32 peak (validation/data/h200/holdout/llm_fp32.jsonl); why is not established
+    (B is N-major, which tf32 wgmma cannot read from shared memory directly)."""
     return (_arch_order(spec.arch.name) >= 90 and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
             and dtype != "fp32")
 
