@@ -31,7 +31,8 @@ def cmd_eval(a) -> None:
             ("sim-top1", {}), ("sim-top5", {}), ("sim-top1", {"calibration": "train"}),
             ("sim-top5", {"calibration": "train"}),
             ("wavetune-sim", {}), ("wavetune-sim", {"calibration": "train"}),
-            ("wavetune-meas", {"prior": False}), ("wavetune-meas", {}), ("wavetune-meas", {"calibration": "train"})]
+            ("wavetune-meas", {"prior": False}), ("wavetune-meas", {}), ("wavetune-meas", {"calibration": "train"}),
+            ("wavetune-meas", {"budget": 2}), ("wavetune-meas", {"budget": 4}), ("wavetune-meas", {"budget": 6})]
     rows = []
     for name, opts in runs:
         r = evaluate(ctx, [name], options={name: opts}, timing_repeats=a.repeats)[0]
