@@ -21,6 +21,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 LLM = "validation/data/h200/gemm/llm.jsonl"
+# the other committed H200 bf16 files: training data only, minus shapes of held-out layers' (N, K)
+EXTRA = ("validation/data/h200/gemm/m_sweep.jsonl", "validation/data/h200/gemm/k_sweep.jsonl",
+         "validation/data/h200/gemm/resume_check.jsonl")
 
 
 def cmd_eval(a) -> None:
@@ -32,12 +35,13 @@ def cmd_eval(a) -> None:
             ("sim-top5", {"calibration": "train"}),
             ("wavetune-sim", {}), ("wavetune-sim", {"calibration": "train"}),
             ("wavetune-meas", {"prior": False}), ("wavetune-meas", {}), ("wavetune-meas", {"calibration": "train"}),
-            ("wavetune-meas", {"budget": 2}), ("wavetune-meas", {"budget": 4}), ("wavetune-meas", {"budget": 6})]
+            ("wavetune-meas", {"budget": 2}), ("wavetune-meas", {"budget": 4}), ("wavetune-meas", {"budget": 6}),
+            ("wavetune-meas", {"extra": EXTRA}), ("wavetune-meas", {"extra": EXTRA, "calibration": "train"})]
     rows = []
     for name, opts in runs:
         r = evaluate(ctx, [name], options={name: opts}, timing_repeats=a.repeats)[0]
         if opts:
-            r["strategy"] = name + "[" + ",".join(f"{k}={v}" for k, v in opts.items()) + "]"
+            r["strategy"] = name + "[" + ",".join(f"{k}={'sweeps' if k == 'extra' else v}" for k, v in opts.items()) + "]"
         rows.append(r)
         print(format_rows([r]).split("\n")[1], flush=True)
     print(format_rows(rows))

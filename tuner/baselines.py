@@ -166,19 +166,32 @@ class WaveTuneMeas(Strategy):
                     budget=("most measured M values per (macro, N, K) used (spread over M); None: every snapped one", None),
                     prior=("use the simulator as the structural prior (False: pure measured bilinear)", True),
                     calibration=(CAL_DOC, "none"),
-                    ridge=("ridge strength of the per-config log(measured/simulated) correction", 1.0))
+                    ridge=("ridge strength of the per-config log(measured/simulated) correction", 1.0),
+                    extra=("more measurement files to train on (e.g. m_sweep.jsonl); their shapes whose (N, K) is an "
+                           "evaluation layer not in the training set are left out", ()))
 
     def fit(self, ctx, train):
         from .tune import build_table, make_source
 
         t0 = time.perf_counter()
+        paths = list(ctx.measurement_paths)
+        problems = [p for p in train if p in ctx.measured]
+        if self.options["extra"]:
+            from validation.measurements import load_measurements
+
+            train_nk = {(p.N, p.K) for p in train}
+            held_nk = {(p.N, p.K) for p in ctx.measured} - train_nk
+            extra = {m.problem for m in load_measurements(self.options["extra"], gpu=ctx.gpu_id)
+                     if m.ok and m.problem.dtype == ctx.dtype and (m.problem.N, m.problem.K) not in held_nk}
+            problems = sorted(set(problems) | extra)
+            paths += [str(x) for x in self.options["extra"]]
         src = make_source("measurements", ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype,
                           calibration=ctx.calibration_for(self.options["calibration"], train),
-                          measurements=ctx.measurement_paths,
-                          prior=self.options["prior"], problems=train, ridge=self.options["ridge"])
+                          measurements=paths, prior=self.options["prior"], problems=problems,
+                          ridge=self.options["ridge"])
         self.table = build_table(ctx.candidates, src, ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype,
                                  form=self.options["form"], model_params=self.options["model_params"],
-                                 measured_budget=self.options["budget"], measured_problems=[p for p in train if p in ctx.measured])
+                                 measured_budget=self.options["budget"], measured_problems=problems)
         self.measured_points = src.points_used
         self.sim_points = getattr(src.prior, "points_used", 0) if src.prior else 0
         self.tune_s = time.perf_counter() - t0
