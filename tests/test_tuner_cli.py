@@ -108,3 +108,12 @@ def test_tune_from_measurements(tmp_path):
     t = DualTable.load(out)
     assert t.source["kind"] == "measurements" and t.source["prior"]["kind"] == "sim" and t.m1_macros
     assert t.stats["points_sampled"] <= t.stats["measured_points_available"] == 4 * 8
+
+
+def test_tune_eval_runs_a_subset(capsys, monkeypatch):
+    import tuner.evaluate as ev
+
+    monkeypatch.setattr(ev, "layer_folds", lambda n_folds=4: [(["llama3-8b.qkv", "llama3-70b-tp8.o"], ["llama3-8b.o"])])
+    assert main(["tune-eval", "--configs", "wave-study", "--strategies", "default,static-best", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["strategy"] for r in rows] == ["default", "static-best"] and rows[0]["shapes"] == 12

@@ -102,7 +102,8 @@ def cmd_eval(args) -> int:
     from .evaluate import EvalContext, evaluate, format_rows
 
     ctx = EvalContext.load(args.measurements, args.gpu, args.configs)
-    rows = evaluate(ctx, args.strategies.split(","))
+    options = {"wavetune-meas": {"extra": tuple(args.extra)}} if args.extra else None
+    rows = evaluate(ctx, args.strategies.split(","), options=options)
     print(json.dumps(rows, indent=1) if args.json else format_rows(rows))
     return 0
 
@@ -149,5 +150,7 @@ def register(sub) -> None:
     p.add_argument("--gpu", default="h200")
     p.add_argument("--configs", default="broad+wave-study+grouping")
     p.add_argument("--strategies", default=",".join(STRATEGIES), help=f"comma list of {sorted(STRATEGIES)}")
+    p.add_argument("--extra", nargs="+", default=None, metavar="FILE",
+                   help="more measurement files for wavetune-meas to train on (held-out layers' (N, K) left out)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
