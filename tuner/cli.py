@@ -79,7 +79,7 @@ def cmd_select(args) -> int:
             fout.write(dumps({**obj, "config": cfg.to_dict(), "decision_us": round(dt, 3)}) + "\n")
     if n_bad:
         print(f"wavetune select: {n_bad} line(s) could not be decided (error records written in place)", file=sys.stderr)
-    return 1 if n_bad else 0
+    return 1 if (n_bad and args.strict) else 0
 
 
 def cmd_export(args) -> int:
@@ -133,6 +133,7 @@ def register(sub) -> None:
     p.add_argument("--table", required=True)
     p.add_argument("--input", default=None, help="PROBLEMS.jsonl (default stdin)")
     p.add_argument("--output", default=None, help="OUT.jsonl (default stdout)")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any line had an error (as `wavetune predict`)")
     p.set_defaults(func=cmd_select)
 
     p = sub.add_parser("export", help="export a dual table as per-(N, K) JSON configs for vLLM / SGLang")
