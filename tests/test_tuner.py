@@ -297,3 +297,15 @@ def test_table_decorator_picks_from_table_and_falls_back(sim_table, caplog):
         kern[(1,)](None, None, None, 512, 4096, 10**6)
     assert kern.last_path == "autotune" and len(fell.launches) == 2
     assert sum("outside the table" in r.message for r in caplog.records) == 1
+
+
+def test_shipped_h200_table_loads_and_selects():
+    from tuner.table import load_table
+
+    t = load_table("auto", "h200")
+    assert t.gpu == "h200" and t.source["kind"] == "measurements" and t.m1_macros
+    space = set(load_space("broad+wave-study+grouping"))
+    for M in (1, 16, 512, 4096, 16384):
+        assert t.select(GemmProblem(M, 4096, 4096)) in space
+    with pytest.raises(FileNotFoundError, match="no shipped table"):
+        load_table("auto", "a100")

@@ -185,7 +185,14 @@ class DualTable:
                 "m1_macros": [m.to_dict() for m in self.m1_macros]}
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        """One line per header key, one compact line per macro entry (tables run to a few hundred kB)."""
+        d = self.to_dict()
+        head = {k: v for k, v in d.items() if k not in ("macros", "m1_macros")}
+        parts = ["{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())]
+        for key in ("macros", "m1_macros"):
+            rows = ",\n  ".join(json.dumps(m, separators=(",", ":")) for m in d[key])
+            parts.append(f',\n "{key}": [' + (f"\n  {rows}\n ]" if rows else "]"))
+        Path(path).write_text("".join(parts) + "\n}\n")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "table") -> "DualTable":
@@ -241,6 +248,26 @@ class DualTable:
         return list(dict.fromkeys(
             LaunchConfig(e.BLOCK_M, e.BLOCK_N, u["BLOCK_K"], u["GROUP_M"], u["num_warps"], u["num_stages"])
             for e in self.macros + self.m1_macros for u in e.micros))
+
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+def shipped_table_path(gpu: str, kernel: str = "gemm", dtype: str = "bf16") -> Path:
+    return DATA_DIR / f"{gpu}_{kernel}_{dtype}.json"
+
+
+def load_table(source: str | Path, gpu: str | None = None, kernel: str = "gemm", dtype: str = "bf16") -> DualTable:
+    """"auto": the table shipped in tuner/data for (gpu, kernel, dtype); else a path."""
+    if source == "auto":
+        if gpu is None:
+            raise ValueError("load_table('auto') needs a gpu id")
+        p = shipped_table_path(gpu, kernel, dtype)
+        if not p.exists():
+            raise FileNotFoundError(f"no shipped table for {gpu}/{kernel}/{dtype} (looked for {p}); "
+                                    f"build one with `wavetune tune`")
+        return DualTable.load(p)
+    return DualTable.load(source)
 
 
 def micro_cells(w: np.ndarray, L: np.ndarray) -> np.ndarray:
