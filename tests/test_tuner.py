@@ -309,3 +309,70 @@ def test_shipped_h200_table_loads_and_selects():
         assert t.select(GemmProblem(M, 4096, 4096)) in space
     with pytest.raises(FileNotFoundError, match="no shipped table"):
         load_table("auto", "a100")
+
+
+def _interpreter_usable() -> bool:
+    try:
+        import numpy
+        import triton  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return tuple(int(x) for x in numpy.__version__.split(".")[:2]) < (2, 4)
+
+
+@pytest.mark.triton
+@pytest.mark.skipif(not _interpreter_usable(), reason="Triton 3.6's CPU interpreter needs numpy < 2.4 (and torch)")
+def test_table_decorator_launches_the_real_kernel_in_the_interpreter(tmp_path):
+    """The drop-in decorator on validation/kernels/gemm.py under TRITON_INTERPRET=1 (fp16/fp32, small shapes)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tuner.table import MacroEntry
+
+    micro = {"BLOCK_K": 16, "GROUP_M": 2, "num_warps": 1, "num_stages": 2}
+    entries = [MacroEntry(16, 32, 4, 528, [[2.0, 0.0, 0.0, 0.0]], [0.0] * 4, [micro], [[0] * 12]),
+               MacroEntry(32, 32, 4, 528, [[1.0, 0.0, 0.0, 0.0]], [0.0] * 4, [micro], [[0] * 12])]
+    for dtype in ("fp16", "fp32"):
+        t = DualTable(gpu="h200", kernel="gemm", dtype=dtype, triton=None, sm_count=132, space_hash="x", space_size=2,
+                      source={"test": True}, macros=entries, domain={"NK": [[48, 40]], "M_max": 64, "dtype": dtype})
+        t.save(tmp_path / f"{dtype}.json")
+    # one config: Triton's autotuner launches it without benchmarking (benchmarking needs a GPU driver)
+    DualTable(gpu="h200", kernel="gemm", dtype="fp32", triton=None, sm_count=132, space_hash="x", space_size=1,
+              source={"test": True}, macros=entries[1:], domain={"NK": [[48, 40]], "M_max": 64, "dtype": "fp32"}
+              ).save(tmp_path / "one.json")
+    root = Path(__file__).resolve().parent.parent
+    code = f"""
+import torch, triton
+from tuner.table import DualTable
+from tuner.triton_integration import table_autotune
+from validation.kernels.gemm import gemm_kernel
+for dt, name in ((torch.float16, "fp16"), (torch.float32, "fp32")):
+    kern = table_autotune(DualTable.load(r"{tmp_path}/" + name + ".json"))(gemm_kernel)
+    M, N, K = 33, 48, 40
+    a = torch.randn(M, K, dtype=dt); b = torch.randn(K, N, dtype=dt); c = torch.empty(M, N, dtype=dt)
+    grid = lambda META: (triton.cdiv(M, META["BLOCK_M"]) * triton.cdiv(N, META["BLOCK_N"]),)
+    kern[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    assert kern.last_path == "table" and kern.last_config.BLOCK_M == 32, kern.last_config
+    ref = a.double() @ b.double()
+    err = float((c.double() - ref).norm() / ref.norm())
+    assert err < 5e-3, err
+# outside the table's coverage (N > 2x the domain's): falls back to a real triton.autotune, one log line
+import logging
+logging.basicConfig(level=logging.WARNING)
+M, N, K = 33, 200, 40
+a = torch.randn(M, K); b = torch.randn(K, N); c = torch.empty(M, N)
+kern = table_autotune(DualTable.load(r"{tmp_path}/one.json"))(gemm_kernel)
+grid = lambda META: (triton.cdiv(M, META["BLOCK_M"]) * triton.cdiv(N, META["BLOCK_N"]),)
+kern[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+assert kern.last_path == "autotune"
+assert float((c.double() - a.double() @ b.double()).abs().max()) < 1e-3
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(root)},
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "ok"
+    assert r.stderr.count("outside the table's coverage") == 1
