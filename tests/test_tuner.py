@@ -298,6 +298,15 @@ def test_table_decorator_picks_from_table_and_falls_back(sim_table, caplog):
     assert kern.last_path == "autotune" and len(fell.launches) == 2
     assert sum("outside the table" in r.message for r in caplog.records) == 1
 
+    class Operand:  # a tensor's dtype is all the launcher reads from it
+        def __init__(self, dtype):
+            self.dtype = dtype
+
+    kern[grid](Operand("torch.float16"), None, None, 512, 4096, 4096)  # fp16 operands, a bf16 table
+    assert kern.last_path == "autotune" and len(fell.launches) == 3
+    kern[grid](Operand("torch.bfloat16"), None, None, 512, 4096, 4096)
+    assert kern.last_path == "table"
+
 
 def test_shipped_h200_table_loads_and_selects():
     from tuner.table import load_table

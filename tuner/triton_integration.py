@@ -79,16 +79,19 @@ class TableLauncher:
         except KeyError as e:
             raise ValueError(f"launch has no argument {e.args[0]!r}; key={self.key}, args={self.arg_names}") from None
 
-    def choose(self, M: int, N: int, K: int) -> LaunchConfig | None:
+    def choose(self, M: int, N: int, K: int, dtype: str | None = None) -> LaunchConfig | None:
+        """The table's config, or None when the launch is outside its coverage (other dtype, shape range)."""
         from wavetune.config import GemmProblem
 
+        if dtype is not None and dtype != self.table.dtype:
+            return None
         p = GemmProblem(M, N, K, self.table.dtype)
         return self.table.select_mnk(M, N, K) if self.table.covers(p) else None
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
             M, N, K = self._mnk(args, kwargs)
-            cfg = self.choose(M, N, K)
+            cfg = self.choose(M, N, K, _operand_dtype(args))
             if cfg is None:
                 if (M, N, K) not in self._logged:
                     self._logged.add((M, N, K))
@@ -102,6 +105,19 @@ class TableLauncher:
             return self.fn[g](*args, **kwargs, **meta, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
 
         return launch
+
+
+# torch dtype name -> the dtype names of wavetune.config (tables are fitted per operand dtype)
+_TORCH_DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
+
+
+def _operand_dtype(args) -> str | None:
+    """The dtype of the first tensor argument (the A operand), or None if no argument has one."""
+    for a in args:
+        dt = getattr(a, "dtype", None)
+        if dt is not None:
+            return _TORCH_DTYPES.get(str(dt), str(dt))
+    return None
 
 
 def named_args(names, args, kwargs) -> dict[str, Any]:
