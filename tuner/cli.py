@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 
 def _parse_problem(obj: dict, table, lineno: int, source: str):

@@ -46,7 +46,6 @@ def run_demo(gpu: str = "h200", dtype: str = "bf16", calibration: str = "auto", 
     from validation.shapesets import load_shapes
     from wavesim.calibration import load_calibration
     from wavesim.kernels.gemm import config_occupancy
-    from wavetune.config import GemmProblem
 
     spec = hwspecs.load_gpu(gpu)
     space = load_space(configs)
@@ -57,7 +56,7 @@ def run_demo(gpu: str = "h200", dtype: str = "bf16", calibration: str = "auto", 
         f"{dtype} tensor peak {spec.peak_tensor_flops(dtype) / 1e12:.0f} TFLOP/s "
         f"({len(spec.sources)} values, each with its source: wavetune specs show {spec.id})")
     out(f"config space: {len(space)} Triton GEMM configs; CTAs/SM from compiled registers and shared memory: "
-        + ", ".join(f"{k}/SM x{occ.count(k)}" for k in sorted(set(occ))) + f" (0 = cannot launch)")
+        + ", ".join(f"{k}/SM x{occ.count(k)}" for k in sorted(set(occ))) + " (0 = cannot launch)")
 
     t0 = time.perf_counter()
     table = build_table(space, make_source("sim", spec, gpu_id=spec.id, dtype=dtype, calibration=cal), spec,

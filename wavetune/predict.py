@@ -117,13 +117,6 @@ def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | Non
         yield from out
 
 
-def predict_records(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | None = None,
-                    calibration: str | None = None) -> Iterator[dict[str, Any]]:
-    """Annotated records (input fields plus the predicted ones), in input order."""
-    for _, rec, extra in annotate(lines, default_gpu, calibration):
-        yield extra if rec is None else {**rec, **extra}
-
-
 def _cmd_predict(args: argparse.Namespace) -> int:
     n_err = 0
     with open_in(args.input) as fin, open_out(args.output) as fout:

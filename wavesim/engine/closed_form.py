@@ -133,7 +133,7 @@ def simulate(workload: Workload, trace: bool = False) -> SimResult:
                                engine="closed_form")
     p = uniform_phases(G, S, K, wl.compute_s[0], wl.solo_frac[0], wl.dram_bytes[0], wl.mem_cap_Bps[0],
                        wl.fixed_s[0], wl.dram_Bps)
-    n_full, q, r = int(p["n_full"]), int(p["q"]), int(p["r"])
+    n_full, r = int(p["n_full"]), int(p["r"])
     t_full, end_a, end_b = float(p["t_full"]), float(p["end_a"]), float(p["end_b"])
     t0 = n_full * t_full
     busy = np.full(S, t0)

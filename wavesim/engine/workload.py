@@ -1,7 +1,7 @@
 """`Workload`: what a kernel model hands to the engines (see wavesim.engine for the model)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 

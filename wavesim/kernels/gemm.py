@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import math
 import tomllib
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
