@@ -65,10 +65,6 @@ def band_of(G: int, cap: int) -> int:
     return -(-G // cap)
 
 
-def bands_array(G: np.ndarray, cap: int) -> np.ndarray:
-    return np.ceil(G / cap)
-
-
 class Coords(NamedTuple):
     G: int
     L: int
@@ -121,14 +117,6 @@ def physical_coords(problem: GemmProblem, cfg: LaunchConfig, spec: GPUSpec) -> C
     G = math.ceil(problem.M / cfg.BLOCK_M) * math.ceil(problem.N / cfg.BLOCK_N)
     L = math.ceil(problem.K / cfg.BLOCK_K)
     return Coords(G, L, math.ceil(G / (spec.sm_count * occ)))
-
-
-def macro_coords_arrays(M, N, K, macro: Macro, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Vectorised macro coordinates: G, L_ref, w for arrays of shapes; cap = SMs x reference CTAs/SM."""
-    M, N, K = (np.asarray(x, dtype=np.float64) for x in (M, N, K))
-    G = np.ceil(M / macro.BLOCK_M) * np.ceil(N / macro.BLOCK_N)
-    L = np.ceil(K / REF_BLOCK_K)
-    return G, L, np.ceil(G / cap)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import numpy as np
 
 from wavetune.config import GemmProblem
 
-from .mapping import REF_BLOCK_K, MacroGroup
+from .mapping import MacroGroup
 
 
 def wave_ladder(w_max: int) -> list[int]:
@@ -130,7 +130,3 @@ def snap_to_measured(anchors: list[GemmProblem], group: MacroGroup, measured: li
         idx = sorted({int(round(i)) for i in np.linspace(0, len(ps) - 1, min(budget, len(ps)))})
         kept.extend(ps[i] for i in idx)
     return kept
-
-
-def l_of(problem: GemmProblem) -> int:
-    return math.ceil(problem.K / REF_BLOCK_K)

@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from wavetune.config import GemmProblem, LaunchConfig
 
 from .mapping import REF_BLOCK_K, band_of
@@ -268,7 +266,3 @@ def load_table(source: str | Path, gpu: str | None = None, kernel: str = "gemm",
                                     f"build one with `wavetune tune`")
         return DualTable.load(p)
     return DualTable.load(source)
-
-
-def micro_cells(w: np.ndarray, L: np.ndarray) -> np.ndarray:
-    return np.minimum(np.floor(np.log2(np.maximum(L, 1))).astype(np.int64), N_L_BUCKETS - 1)

@@ -21,7 +21,6 @@ import triton
 from tuner.table import load_table
 from tuner.triton_integration import prune_configs_by, table_autotune
 from validation.kernels.gemm import gemm, gemm_kernel
-from wavetune.config import LaunchConfig
 
 
 def args_of(a, b, c):
