@@ -4,13 +4,8 @@
 # With 2 GPUs, GPU 1 measures every other LLM shape in parallel with GPU 0.
 # usage: BUDGET=seconds bash validation/scripts/collect_h200.sh PHASE
 #   PHASE 1: probe, kill-and-resume check on the M sweep, K sweep, then LLM shapes; PHASE 2: LLM shapes only
-set -u
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
-OUT=${OUT:-out}; mkdir -p "$OUT"
+DEFAULT_BUDGET=480 . "$(dirname "$0")/common.sh"
 D=validation/data/h200/gemm
-BUDGET=${BUDGET:-480}
-t0=$(date +%s)
-left() { echo $(( BUDGET - ($(date +%s) - t0) )); }
 NGPU=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi.txt"
 LLM="--gpu h200 --shapes llm --configs broad+wave-study+grouping --target-ms 10 --max-reps 30"

@@ -3,13 +3,8 @@
 # 1. the profiler killed with SIGKILL mid-run and restarted must end with no duplicate and no lost record;
 # 2. held-out layers of other models at token counts that are not multiples of 16 (never used for fitting);
 # 3. fp16 on a subset, to check a second dtype.
-set -u
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
-OUT=${OUT:-out}; mkdir -p "$OUT"
+DEFAULT_BUDGET=500 . "$(dirname "$0")/common.sh"
 D=validation/data/h200/gemm
-BUDGET=${BUDGET:-500}
-t0=$(date +%s)
-left() { echo $(( BUDGET - ($(date +%s) - t0) )); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_2.txt"
 R=$D/resume_check.jsonl; rm -f $R
 P="--gpu h200 --shapes m-sweep --configs grouping --out $R --no-cublas"
