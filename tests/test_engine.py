@@ -36,7 +36,9 @@ def workloads(draw, max_grid=200):
     cap = rng.uniform(0.2, 3, G)
     fixed = rng.uniform(0, 1, G) * (rng.random(G) >= draw(st.sampled_from([0.0, 0.5, 1.0])))
     dram_Bps = draw(st.floats(0.5, 20))
-    return Workload(compute, solo, dram, cap, fixed, S, K, dram_Bps, draw(st.sampled_from([0.0, 0.25])))
+    l2 = rng.uniform(0, 8, G) * (rng.random(G) >= draw(st.sampled_from([0.0, 0.5, 1.0])))
+    return Workload(compute, solo, dram, cap, fixed, S, K, dram_Bps, draw(st.sampled_from([0.0, 0.25])),
+                    l2_bytes=l2, l2_Bps=draw(st.floats(0.5, 30)))
 
 
 @st.composite
@@ -49,7 +51,9 @@ def uniform_workloads(draw, max_grid=300, contention=True):
         dram_bytes=draw(st.sampled_from([0.0, 1.0, 3.0])) * draw(st.floats(0.1, 10)) if contention else 0.0,
         mem_cap_Bps=draw(st.floats(0.1, 5)), fixed_s=draw(st.sampled_from([0.0, 0.5])) if contention else 0.0,
         sm_count=S, slots_per_sm=K, dram_Bps=draw(st.floats(0.5, 50)),
-        launch_overhead_s=draw(st.sampled_from([0.0, 0.1])))
+        launch_overhead_s=draw(st.sampled_from([0.0, 0.1])),
+        l2_bytes=draw(st.sampled_from([0.0, 2.0])) * draw(st.floats(0.1, 10)) if contention else 0.0,
+        l2_Bps=draw(st.floats(0.5, 80)))
 
 
 def assert_same(a: SimResult, b: SimResult, rtol=1e-9):
@@ -93,7 +97,8 @@ def test_batch_equals_scalar_closed_form(wls):
                           slots_per_sm=np.array([w.slots_per_sm for w in wls]), compute_s=arr("compute_s"),
                           solo_frac=arr("solo_frac"), dram_bytes=arr("dram_bytes"), mem_cap_Bps=arr("mem_cap_Bps"),
                           fixed_s=arr("fixed_s"), dram_Bps=np.array([w.dram_Bps for w in wls]),
-                          launch_overhead_s=np.array([w.launch_overhead_s for w in wls]))
+                          launch_overhead_s=np.array([w.launch_overhead_s for w in wls]), l2_bytes=arr("l2_bytes"),
+                          l2_Bps=np.array([w.l2_Bps for w in wls]))
     for k, w in enumerate(wls):
         r = run(w, engine="closed_form")
         assert rel_close(b.makespan_s[k], r.makespan_s, 1e-12)
@@ -108,6 +113,19 @@ def test_batch_broadcasts_over_a_grid_sweep():
     assert b.makespan_s.shape == G.shape
     assert np.array_equal(b.waves, -(-G // 20))
     assert rel_close(b.makespan_s, 2.0 * b.waves, 1e-12)  # solo_frac*slots = 1: a perfect staircase
+
+
+def test_l2_pool_is_chip_wide_so_a_busier_sm_draws_more_of_it():
+    """L2-bound and inside one wave, the makespan follows the total bytes, not the busiest SM: 4 SMs,
+    CTAs of 1 byte each, L2 pool 1 byte/s, no math limit. 5 CTAs (one SM holds 2) take 5 s, exactly
+    as long as 5 CTAs spread evenly would; a per-SM limit would make the doubled SM the critical path."""
+    for engine in ("reference", "fast", "closed_form"):
+        for G in (4, 5, 6, 8):
+            wl = Workload.uniform(G, compute_s=1e-9, sm_count=4, slots_per_sm=2, l2_bytes=1.0, l2_Bps=1.0)
+            assert rel_close(run(wl, engine=engine).makespan_s, float(G), 1e-9), (engine, G)
+    # the pool caps, but never raises, a CTA's own rate: with room to spare each runs at its math rate
+    wl = Workload.uniform(5, compute_s=2.0, sm_count=4, slots_per_sm=2, l2_bytes=1.0, l2_Bps=100.0)
+    assert rel_close(run(wl).makespan_s, 4.0, 1e-12)  # the SM holding two CTAs shares its math: 2 x 2 s
 
 
 # ---------------------------------------------------------------- wave invariants
@@ -137,7 +155,8 @@ def test_more_ctas_never_finish_sooner(wl, n):
     """Monotonicity for uniform CTAs (with DRAM contention and fixed latency), over G = 0..n."""
     w0 = wl
     p = {k: (getattr(w0, k)[0] if w0.grid else 1.0) for k in
-         ("compute_s", "solo_frac", "dram_bytes", "mem_cap_Bps", "fixed_s")}
+         ("compute_s", "solo_frac", "dram_bytes", "mem_cap_Bps", "fixed_s", "l2_bytes")}
+    p["l2_Bps"] = w0.l2_Bps
     G = np.arange(0, n + 1)
     b = run_uniform_batch(G, sm_count=w0.sm_count, slots_per_sm=w0.slots_per_sm, dram_Bps=w0.dram_Bps, **p)
     assert np.all(np.diff(b.makespan_s) >= -1e-12 * b.makespan_s[1:])

@@ -6,21 +6,27 @@ launch order and the machine they share) and calls ``run(workload, ...)``, which
 The model (all three engines implement exactly this)
 ----------------------------------------------------
 Per CTA i: ``compute_s[i]`` seconds of math at its SM's whole math throughput; ``solo_frac[i]`` in (0, 1],
-the most of the SM's math throughput it can use alone; ``dram_bytes[i]`` bytes from DRAM and
-``mem_cap_Bps[i]`` the most DRAM bandwidth it can draw alone (bytes in flight / latency, Little's law);
-``fixed_s[i]`` slot-holding latency that uses no shared throughput (prologue/pipeline fill + epilogue),
-spent first. Machine: ``sm_count`` SMs with ``slots_per_sm`` CTA slots each, ``dram_Bps`` shared by all
-SMs, ``launch_overhead_s`` added once, ``sm_throughput`` = 1.0 per SM.
+the most of the SM's math throughput it can use alone; ``l2_bytes[i]`` bytes it moves from L2 into its SM;
+``dram_bytes[i]`` bytes from DRAM and ``mem_cap_Bps[i]`` the most DRAM bandwidth it can draw alone (bytes
+in flight / latency, Little's law); ``fixed_s[i]`` slot-holding latency that uses no shared throughput
+(prologue/pipeline fill + epilogue), spent first. Machine: ``sm_count`` SMs with ``slots_per_sm`` CTA slots
+each, ``l2_Bps`` and ``dram_Bps`` shared by all SMs, ``launch_overhead_s`` added once, ``sm_throughput`` =
+1.0 per SM.
 
 Life of a CTA: dispatched to a slot at time t0 -> fixed phase until t0 + fixed_s[i] -> fluid phase, in
 which its progress p grows from 0 to 1 at rate r_i(t) -> ends, freeing its slot.
 
 Sharing (recomputed at every event): the fluid CTAs of one SM water-fill the SM's capacity 1.0 with caps
 d_i = solo_frac[i] (if sum d_i <= 1 each gets d_i, else max-min fair shares capped at d_i): share c_i.
-Math-implied rate r_c = c_i / compute_s[i] (inf if compute_s is 0). DRAM demand at that rate
-D_i = min(mem_cap_Bps[i], dram_bytes[i] * r_c); dram_Bps is water-filled (max-min fair, capped at D_i)
-over all fluid CTAs with dram_bytes > 0 on all SMs: m_i. Progress rate r_i = min(r_c, m_i / dram_bytes[i])
-(r_c if dram_bytes is 0; a CTA with no math and no bytes ends the moment its fluid phase begins).
+Math-implied rate r_c = c_i / compute_s[i] (inf if compute_s is 0). Then the two chip-wide pools, L2
+first: L2 demand l2_bytes[i] * r_c, l2_Bps water-filled (max-min fair, capped at the demand) over all
+fluid CTAs with l2_bytes > 0 on all SMs: l_i, and r_l = min(r_c, l_i / l2_bytes[i]) (r_c if l2_bytes is
+0). DRAM demand at that rate D_i = min(mem_cap_Bps[i], dram_bytes[i] * r_l); dram_Bps is water-filled the
+same way: m_i. Progress rate r_i = min(r_l, m_i / dram_bytes[i]) (r_l if dram_bytes is 0; a CTA with no
+math and no bytes ends the moment its fluid phase begins). The L2 pool is chip-wide because the L2 slices
+and the crossbar serve every SM: an SM holding more CTAs draws more of it, so inside a wave the L2-bound
+time follows the total bytes, not the busiest SM (what the H200 shows: 1, 2 or 3 co-resident CTAs of an
+L2-bound tile cost nearly the same, validation/reports/h200/staircase/).
 A fixed-phase CTA holds its slot (and counts as resident) but takes no share.
 
 Dispatch: CTAs go one at a time in index order, each to the SM with a free slot and the FEWEST resident
@@ -101,11 +107,12 @@ class UniformBatch:
 
 
 def run_uniform_batch(grid, *, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
-                      fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0) -> UniformBatch:
+                      fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0) -> UniformBatch:
     """The closed form over many launches at once; every argument is a scalar or a numpy-broadcastable array.
 
     Each element is one launch of `grid` identical CTAs with the given per-CTA parameters on a machine of
     `sm_count` SMs x `slots_per_sm` slots; identical to ``run(Workload.uniform(...)).makespan_s``.
     """
     return UniformBatch(**_closed_form.uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes,
-                                                     mem_cap_Bps, fixed_s, dram_Bps, launch_overhead_s))
+                                                     mem_cap_Bps, fixed_s, dram_Bps, launch_overhead_s,
+                                                     l2_bytes, l2_Bps))

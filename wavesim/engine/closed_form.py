@@ -4,13 +4,14 @@ With identical CTAs and no jitter the discrete-event run has a fixed shape:
 
 * Full waves. n_full = G // (S*K) times, every slot of every SM is filled at once (breadth-first,
   every SM gets K), every CTA spends fixed_s, then shares its SM with K-1 others
-  (share = min(solo_frac, 1/K)) and DRAM with S*K-1 others; all end together after
+  (share = min(solo_frac, 1/K)) and the L2 and DRAM pools with S*K-1 others; all end together after
   T_full = fixed_s + 1 / r_full, and the next wave is dispatched at that instant.
 * The partial last wave of R = G mod (S*K) CTAs is dealt breadth-first: with q = R // S and
   r = R % S, SMs 0..r-1 hold q+1 CTAs (group A) and SMs r..S-1 hold q (group B, empty when
   q = 0). After fixed_s both groups enter their fluid phase together. Phase 1: both groups draw
-  DRAM, water-filled between the two demands; B (fewer CTAs per SM, so never slower) ends first
-  after 1/r_B. Phase 2: A alone, with the DRAM B released, finishes its remaining 1 - r_A/r_B.
+  L2, then DRAM, each water-filled between the two demands; B (fewer CTAs per SM, so never slower)
+  ends first after 1/r_B. Phase 2: A alone, with the L2 and DRAM B released, finishes its remaining
+  1 - r_A/r_B.
 
 Consequences (pinned by tests/test_engine.py): with no DRAM traffic and no fixed latency, a launch of
 w full waves takes exactly w * compute_s / min(solo_frac, 1/K). If solo_frac * K <= 1 co-resident CTAs
@@ -30,10 +31,20 @@ from ..result import SimResult, Trace
 from .workload import Workload
 
 
-def _rate(share, compute_s, dram_bytes, mem_cap, dram_level):
-    """Progress rate of a CTA with math share `share` and DRAM level `dram_level` (its fair share)."""
+def _l2_rate(share, compute_s, l2_bytes, l2_level):
+    """(rate after the SM math share and the L2 level, the CTA's L2 demand at its math rate)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         r_c = np.where(compute_s > 0, share / np.where(compute_s > 0, compute_s, 1.0), np.inf)
+        has_l2 = l2_bytes > 0
+        safe = np.where(has_l2, l2_bytes, 1.0)
+        demand = np.where(has_l2, safe * r_c, 0.0)
+        r = np.where(has_l2, np.minimum(r_c, np.minimum(demand, l2_level) / safe), r_c)
+        return r, demand
+
+
+def _rate(r_c, dram_bytes, mem_cap, dram_level):
+    """Progress rate of a CTA whose rate before DRAM is r_c, with DRAM level `dram_level` (its fair share)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         has_mem = dram_bytes > 0
         safe_b = np.where(has_mem, dram_bytes, 1.0)
         demand = np.where(has_mem, np.minimum(mem_cap, safe_b * r_c), 0.0)
@@ -46,8 +57,18 @@ def _inv(x):
         return np.where(np.isinf(x), 0.0, 1.0 / np.where(x == 0, np.nan, x))
 
 
+def _two_levels(dem_a, dem_b, nA, nB, cap):
+    """Water levels of max-min fair sharing of cap between nA claimants of demand dem_a and nB of
+    demand dem_b, where dem_a <= dem_b (group A has more CTAs per SM, so never a larger demand)."""
+    level = cap / np.maximum(nA + nB, 1.0)
+    a_fits = dem_a <= level
+    lvl_a = np.where(a_fits, dem_a, level)
+    lvl_b = np.where(a_fits, (cap - nA * dem_a) / np.maximum(nB, 1.0), level)
+    return lvl_a, lvl_b
+
+
 def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
-                   fixed_s=0.0, dram_Bps=1.0) -> dict[str, np.ndarray]:
+                   fixed_s=0.0, dram_Bps=1.0, l2_bytes=0.0, l2_Bps=1.0) -> dict[str, np.ndarray]:
     """All phase durations of the closed form, on numpy-broadcast inputs.
 
     Returns arrays: waves, n_full, q, r, t_full (one full wave), end_a, end_b (time from the start
@@ -62,6 +83,8 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     M = np.asarray(mem_cap_Bps, dtype=np.float64)
     F = np.asarray(fixed_s, dtype=np.float64)
     D = np.asarray(dram_Bps, dtype=np.float64)
+    Lb = np.asarray(l2_bytes, dtype=np.float64)
+    X = np.asarray(l2_Bps, dtype=np.float64)
     W = S * K
     n_full = G // W
     R = G - n_full * W
@@ -70,7 +93,8 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     r = R - q * S
 
     # full wave: S*K identical CTAs
-    r_full, _ = _rate(np.minimum(f, 1.0 / K), c, B, M, D / W)
+    r1_full, _ = _l2_rate(np.minimum(f, 1.0 / K), c, Lb, X / W)
+    r_full, _ = _rate(r1_full, B, M, D / W)
     t_full = F + _inv(r_full)
 
     # partial wave: group A (r SMs x (q+1)), group B ((S-r) SMs x q)
@@ -79,18 +103,23 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     N = np.maximum(nA + nB, 1.0)
     share_a = np.minimum(f, 1.0 / (q + 1))
     share_b = np.minimum(f, 1.0 / np.maximum(q, 1))
-    _, dem_a = _rate(share_a, c, B, M, np.inf)
-    _, dem_b = _rate(share_b, c, B, M, np.inf)
-    level = D / N
-    a_fits = dem_a <= level
-    lvl_a = np.where(a_fits, dem_a, level)
-    lvl_b = np.where(a_fits, (D - nA * dem_a) / np.maximum(nB, 1.0), level)
-    rA, _ = _rate(share_a, c, B, M, lvl_a)
-    rB, _ = _rate(share_b, c, B, M, lvl_b)
+    # phase 1, L2 then DRAM: each pool water-filled between the two groups' demands
+    _, ldem_a = _l2_rate(share_a, c, Lb, np.inf)
+    _, ldem_b = _l2_rate(share_b, c, Lb, np.inf)
+    l2_a, l2_b = _two_levels(ldem_a, ldem_b, nA, nB, X)
+    r1A, _ = _l2_rate(share_a, c, Lb, l2_a)
+    r1B, _ = _l2_rate(share_b, c, Lb, l2_b)
+    _, dem_a = _rate(r1A, B, M, np.inf)
+    _, dem_b = _rate(r1B, B, M, np.inf)
+    lvl_a, lvl_b = _two_levels(dem_a, dem_b, nA, nB, D)
+    rA, _ = _rate(r1A, B, M, lvl_a)
+    rB, _ = _rate(r1B, B, M, lvl_b)
     tB = _inv(rB)  # end of group B's fluid phase (phase 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         pA = np.where(np.isinf(rB), 1.0, rA * tB)  # A's progress when B ends
-    rA2, _ = _rate(share_a, c, B, M, D / np.maximum(nA, 1.0))  # A alone
+    nA1 = np.maximum(nA, 1.0)
+    r1A2, _ = _l2_rate(share_a, c, Lb, X / nA1)  # A alone
+    rA2, _ = _rate(r1A2, B, M, D / nA1)
     with np.errstate(divide="ignore", invalid="ignore"):
         tA2 = np.where(pA >= 1.0, 0.0, (1.0 - pA) * _inv(rA2))
     has_b = nB > 0
@@ -105,10 +134,10 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
 
 
 def uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
-                  fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0) -> dict[str, np.ndarray]:
+                  fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0) -> dict[str, np.ndarray]:
     """Vectorized closed form: makespan_s, span_s, waves, last_wave_fill, tail_utilization arrays."""
     p = uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes, mem_cap_Bps, fixed_s,
-                       dram_Bps)
+                       dram_Bps, l2_bytes, l2_Bps)
     S = np.asarray(sm_count, dtype=np.int64)
     W = S * np.asarray(slots_per_sm, dtype=np.int64)
     G = np.asarray(grid, dtype=np.int64)
@@ -132,7 +161,7 @@ def simulate(workload: Workload, trace: bool = False) -> SimResult:
                                    np.zeros(0, np.int64), np.zeros(0), np.zeros(0)) if trace else None,
                                engine="closed_form")
     p = uniform_phases(G, S, K, wl.compute_s[0], wl.solo_frac[0], wl.dram_bytes[0], wl.mem_cap_Bps[0],
-                       wl.fixed_s[0], wl.dram_Bps)
+                       wl.fixed_s[0], wl.dram_Bps, wl.l2_bytes[0], wl.l2_Bps)
     n_full, r = int(p["n_full"]), int(p["r"])
     t_full, end_a, end_b = float(p["t_full"]), float(p["end_a"]), float(p["end_b"])
     t0 = n_full * t_full

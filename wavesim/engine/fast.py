@@ -1,7 +1,7 @@
 """The fast engine: the same model as the reference engine, as one numba ``@njit`` event loop.
 
 State lives in flat slot arrays (slot s = sm * slots_per_sm + j). Each event round scans the
-slots: per-SM water-filling of math throughput and one global water-filling of DRAM bandwidth (both as
+slots: per-SM water-filling of math throughput, then global water-filling of L2 and of DRAM bandwidth (all as
 progressive filling to a water level, allocation-free), the next event time, then the events at
 that time (within ``EPS_REL``) are applied and free slots are refilled in launch order, each CTA
 to the SM with the fewest residents (lowest index on ties). Cost per round: O(slots x filling passes);
@@ -56,7 +56,7 @@ def _fill_level(dem, n, cap):
 
 
 @njit(cache=True)
-def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
+def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_cap, eps):
     G = compute.shape[0]
     NS = S * K
     inf = np.inf
@@ -124,6 +124,22 @@ def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
                 c = slot_cta[sl]
                 share = dem[k] if dem[k] < level else level
                 rate[sl] = share / compute[c] if compute[c] > 0.0 else inf
+        # the L2 pool first (demand at the math rate), then DRAM at the rate the L2 leaves
+        nm = 0
+        for sl in range(NS):
+            c = slot_cta[sl]
+            if c >= 0 and slot_fluid[sl] and l2b[c] > 0.0:
+                dem[nm] = l2b[c] * rate[sl]
+                idx[nm] = sl
+                nm += 1
+        if nm > 0:
+            level = _fill_level(dem, nm, l2cap)
+            for k in range(nm):
+                sl = idx[k]
+                m = dem[k] if dem[k] < level else level
+                r_m = m / l2b[slot_cta[sl]]
+                if r_m < rate[sl]:
+                    rate[sl] = r_m
         nm = 0
         for sl in range(NS):
             c = slot_cta[sl]
@@ -164,7 +180,7 @@ def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
             if not slot_fluid[sl]:
                 if slot_fixed_end[sl] <= thr:
                     slot_fluid[sl] = True
-                    if compute[c] == 0.0 and dbytes[c] == 0.0:
+                    if compute[c] == 0.0 and dbytes[c] == 0.0 and l2b[c] == 0.0:
                         ended = True
             elif cand[sl] <= thr:
                 ended = True
@@ -186,8 +202,8 @@ def _simulate(compute, solo, dbytes, memcap, fixed, S, K, dram, sm_cap, eps):
 def simulate_arrays(workload: Workload):
     """Raw engine output: (sm_of, start_s, end_s, per_sm_busy_s, rounds)."""
     wl = workload
-    return _simulate(wl.compute_s, wl.solo_frac, wl.dram_bytes, wl.mem_cap_Bps, wl.fixed_s,
-                     wl.sm_count, wl.slots_per_sm, wl.dram_Bps, wl.sm_throughput, EPS_REL)
+    return _simulate(wl.compute_s, wl.solo_frac, wl.dram_bytes, wl.mem_cap_Bps, wl.fixed_s, wl.l2_bytes,
+                     wl.sm_count, wl.slots_per_sm, wl.dram_Bps, wl.l2_Bps, wl.sm_throughput, EPS_REL)
 
 
 def simulate(workload: Workload, trace: bool = False) -> SimResult:

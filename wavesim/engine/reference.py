@@ -94,7 +94,7 @@ class ReferenceEngine:
 
     # ----------------------------------------------------------------- the model, step by step
     def _zero_work(self, i: int) -> bool:
-        return self.wl.compute_s[i] == 0.0 and self.wl.dram_bytes[i] == 0.0
+        return self.wl.compute_s[i] == 0.0 and self.wl.dram_bytes[i] == 0.0 and self.wl.l2_bytes[i] == 0.0
 
     def _dispatch(self) -> None:
         """Next CTAs in launch order, each to the free-slotted SM with the fewest residents (lowest index)."""
@@ -129,12 +129,17 @@ class ReferenceEngine:
             for c, share in zip(ctas, shares):
                 r_c[c.i] = share / wl.compute_s[c.i] if wl.compute_s[c.i] > 0 else math.inf
                 fluid.append(c)
-        mem = [c for c in fluid if wl.dram_bytes[c.i] > 0]
-        demand = [min(wl.mem_cap_Bps[c.i], wl.dram_bytes[c.i] * r_c[c.i]) for c in mem]
-        got = water_fill(demand, wl.dram_Bps)
         rate = dict(r_c)
+        # the L2 pool first (demand at the math rate), then DRAM at the rate the L2 leaves
+        l2 = [c for c in fluid if wl.l2_bytes[c.i] > 0]
+        got = water_fill([wl.l2_bytes[c.i] * r_c[c.i] for c in l2], wl.l2_Bps)
+        for c, m in zip(l2, got):
+            rate[c.i] = min(rate[c.i], m / wl.l2_bytes[c.i])
+        mem = [c for c in fluid if wl.dram_bytes[c.i] > 0]
+        demand = [min(wl.mem_cap_Bps[c.i], wl.dram_bytes[c.i] * rate[c.i]) for c in mem]
+        got = water_fill(demand, wl.dram_Bps)
         for c, m in zip(mem, got):
-            rate[c.i] = min(r_c[c.i], m / wl.dram_bytes[c.i])
+            rate[c.i] = min(rate[c.i], m / wl.dram_bytes[c.i])
         return rate
 
     def _finish(self, c: _Cta, t: float) -> None:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-_ARRAYS = ("compute_s", "solo_frac", "dram_bytes", "mem_cap_Bps", "fixed_s")
+_ARRAYS = ("compute_s", "solo_frac", "dram_bytes", "mem_cap_Bps", "fixed_s", "l2_bytes")
 
 
 def _as_array(x, n: int | None, name: str) -> np.ndarray:
@@ -30,8 +30,10 @@ class Workload:
       dram_bytes   bytes moved from DRAM after L2 reuse (>= 0)
       mem_cap_Bps  the most DRAM bandwidth the CTA can draw alone (> 0 where dram_bytes > 0)
       fixed_s      slot-holding latency with no shared throughput, before the fluid phase (>= 0)
+      l2_bytes     bytes moved from L2 into the SM (>= 0; 0, the default, leaves the L2 pool out)
     Scalars: sm_count, slots_per_sm (>= 1), dram_Bps (> 0, shared by all SMs),
-    launch_overhead_s (added once to the makespan), sm_throughput (capacity unit of an SM, 1.0).
+    launch_overhead_s (added once to the makespan), sm_throughput (capacity unit of an SM, 1.0),
+    l2_Bps (> 0, the L2-to-SM bandwidth shared by all SMs).
 
     Scalars given for a per-CTA field are broadcast to the grid size (taken from compute_s).
     """
@@ -46,6 +48,8 @@ class Workload:
     dram_Bps: float
     launch_overhead_s: float = 0.0
     sm_throughput: float = 1.0
+    l2_bytes: np.ndarray | float = 0.0
+    l2_Bps: float = 1.0
 
     def __post_init__(self):
         n = None
@@ -65,19 +69,22 @@ class Workload:
         object.__setattr__(self, "dram_Bps", float(self.dram_Bps))
         object.__setattr__(self, "launch_overhead_s", float(self.launch_overhead_s))
         object.__setattr__(self, "sm_throughput", float(self.sm_throughput))
+        object.__setattr__(self, "l2_Bps", float(self.l2_Bps))
         if self.sm_count < 1:
             raise ValueError("sm_count must be >= 1")
         if self.slots_per_sm < 1:
             raise ValueError("slots_per_sm must be >= 1")
         if not self.dram_Bps > 0:
             raise ValueError("dram_Bps must be > 0")
+        if not self.l2_Bps > 0:
+            raise ValueError("l2_Bps must be > 0")
         if self.sm_throughput != 1.0:
             raise ValueError("sm_throughput is the capacity unit of an SM and must be 1.0")
         if self.launch_overhead_s < 0:
             raise ValueError("launch_overhead_s must be >= 0")
         a = arrays
-        if np.any(a["compute_s"] < 0) or np.any(a["dram_bytes"] < 0) or np.any(a["fixed_s"] < 0):
-            raise ValueError("compute_s, dram_bytes and fixed_s must be >= 0")
+        if any(np.any(a[k] < 0) for k in ("compute_s", "dram_bytes", "fixed_s", "l2_bytes")):
+            raise ValueError("compute_s, dram_bytes, fixed_s and l2_bytes must be >= 0")
         if np.any(a["solo_frac"] <= 0) or np.any(a["solo_frac"] > 1):
             raise ValueError("solo_frac must lie in (0, 1]")
         if np.any((a["dram_bytes"] > 0) & ~(a["mem_cap_Bps"] > 0)):
@@ -100,12 +107,13 @@ class Workload:
     @classmethod
     def uniform(cls, grid: int, *, compute_s: float, solo_frac: float = 1.0, dram_bytes: float = 0.0,
                 mem_cap_Bps: float = 1.0, fixed_s: float = 0.0, sm_count: int, slots_per_sm: int = 1,
-                dram_Bps: float = 1.0, launch_overhead_s: float = 0.0) -> "Workload":
+                dram_Bps: float = 1.0, launch_overhead_s: float = 0.0, l2_bytes: float = 0.0,
+                l2_Bps: float = 1.0) -> "Workload":
         """G identical CTAs."""
         g = int(grid)
         return cls(np.full(g, float(compute_s)), np.full(g, float(solo_frac)), np.full(g, float(dram_bytes)),
                    np.full(g, float(mem_cap_Bps)), np.full(g, float(fixed_s)), sm_count, slots_per_sm,
-                   dram_Bps, launch_overhead_s)
+                   dram_Bps, launch_overhead_s, l2_bytes=np.full(g, float(l2_bytes)), l2_Bps=l2_Bps)
 
     def is_uniform(self) -> bool:
         """True when every per-CTA array is constant (then the closed form is exact)."""

@@ -4,11 +4,13 @@ A launch is G = ceil(M/BM) * ceil(N/BN) CTAs that all do the same work (edge til
 shortened), each running L = ceil(K/BK) K steps. Per CTA the model gives the engines (wavesim.engine):
 
   t_math  = 2*BM*BN*BK / (SM tensor peak * efficiency)      one K step's math at the SM's whole rate
-  t_l2    = (BM+BN)*BK*elem / (L2->SM bytes per clock * clock)  one K step's operand loads into the SM
-  t_share = max(t_math, t_l2)                               SM-shared work per step (math and loads overlap)
-  t_lat   = (avg load latency + t_l2 + t_math) / (num_stages - 1)   a CTA alone needs at least this per step:
-            num_stages - 1 smem stages are in flight, and a stage is refilled only after its MMA is done
-  compute_s = L * t_share;  solo_frac = t_share / max(t_share, t_lat)
+  t_l2    = (BM+BN)*BK*elem / (L2->SM bytes per clock per SM * clock)  one K step's operand loads at the SM's
+            even share of the chip-wide L2 pool
+  t_lat   = (avg load latency + t_l2 + t_math) / (num_stages - 1)   the pipeline's bound: num_stages - 1 smem
+            stages are in flight, and a stage is refilled only after its MMA is done
+  t_solo  = max(max(t_lat, t_math) + loop overhead, t_l2)   one K step of a CTA alone on the GPU
+  compute_s = L * t_math;  solo_frac = t_math / t_solo      only the tensor math is SM-shared
+  l2_bytes  = L * (BM+BN)*BK*elem, drawn from the chip-wide L2 pool (sm_count * L2 bytes per clock per SM)
   fixed_s   = one DRAM latency to fill the pipeline + CTA overhead + the C tile's store
   dram_bytes = DRAM traffic of the launch / G: A, B and C once when A and B fit in the L2 share, else
             what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
@@ -209,16 +211,20 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     t_math = 2.0 * b.bm * b.bn * b.bk / (sm_peak * eff)
     step_bytes = (b.bm + b.bn) * b.bk * elem
     t_l2 = step_bytes / (p.l2_bytes_per_clock_per_sm * clock)
-    t_share = np.maximum(t_math, t_l2) + p.k_step_overhead_cycles / clock
     dram_total = _dram_bytes_total(b, elem, grid, p.l2_fit_fraction)
     miss = np.clip(dram_total / np.maximum(grid * L * step_bytes, 1.0), 0.0, 1.0)
     lat_cycles = miss * p.dram_latency_cycles + (1.0 - miss) * p.l2_latency_cycles
     # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
     # stages in flight cycles through load latency + transfer + math (Little's law on the buffers).
     t_lat = (lat_cycles / clock + t_l2 + t_math) / np.maximum(b.stages - 1, 1)
+    # One CTA alone: its pipeline latency or its own math, plus the loop overhead it runs serially with
+    # them, and never faster than its SM's even share of the L2 pool. Co-resident CTAs hide each
+    # other's overhead and latency, so only the tensor math is SM-shared (compute_s).
+    t_solo = np.maximum(np.maximum(t_lat, t_math) + p.k_step_overhead_cycles / clock, t_l2)
     store_s = b.bm * b.bn * elem / (p.l2_bytes_per_clock_per_sm * clock)
-    return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
-            "solo_frac": t_share / np.maximum(t_share, t_lat),
+    return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_math,
+            "solo_frac": t_math / t_solo,
+            "l2_bytes": L * step_bytes, "l2_Bps": p.l2_bytes_per_clock_per_sm * clock * spec.sm_count,
             "dram_bytes": dram_total / grid * _dram_access_factor(b, elem, p.dram_segment_half_bytes),
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
