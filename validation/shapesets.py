@@ -59,13 +59,19 @@ def m_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, 4096, 4096, dtype) for m in range(64, 8192 + 1, 64)]
 
 
+def m_sweep_holdout(dtype: str = "bf16") -> list[GemmProblem]:
+    """The M sweep on a never-fitted layer (qwen2.5-7b.qkv of LLM_HOLDOUT_LAYERS): staircases out of sample."""
+    _, n, k = LLM_HOLDOUT_LAYERS[0]
+    return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
+
+
 def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     """Latency vs K (the inner-loop length L) at fixed grids: one and three waves of 128x128 tiles."""
     return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
 
 
 NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small, "unseen-check": unseen_check,
-                "m-sweep": m_sweep, "k-sweep": k_sweep}
+                "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
