@@ -76,7 +76,8 @@ def _staircase(args: argparse.Namespace) -> int:
     from validation.staircase import run_staircase
 
     cal = None if args.calibration in (None, "none") else args.calibration
-    st = run_staircase(args.gpu, args.measurements, args.out, calibration=cal, dtype=args.dtype)
+    st = run_staircase(args.gpu, args.measurements, args.out, calibration=cal, dtype=args.dtype,
+                       repeat_paths=args.repeat or ())
     if args.json:
         print(json.dumps({"out": args.out, "summary": st["summary"], "calibration": st["calibration"]}, indent=1))
     else:
@@ -87,6 +88,12 @@ def _staircase(args: argparse.Namespace) -> int:
         for name, s in st["summary"].items():
             print(f"{name}: {s['hit']}/{s['measured_steps']} steps predicted, {s['spurious']} spurious, worst median "
                   f"error {s['median_err_scaled_worst_config']:.1%}")
+            if "repeat" in s:
+                r = s["repeat"]
+                print(f"  against two passes: {r['reproducible_steps'] - r['missed_reproducible']}/"
+                      f"{r['reproducible_steps']} reproducible steps predicted, {r['spurious_in_neither_pass']} "
+                      f"predicted jumps in neither pass (the hardware: {r['hardware_one_pass_only']} steps in one "
+                      f"pass only)")
         print(f"plots and staircase.json in {args.out}")
     return 0
 
@@ -136,6 +143,8 @@ def register(sub) -> None:
                                    "missed and spurious ones, median error after one scale per config; PNG plots.")
     p.add_argument("--gpu", required=True)
     p.add_argument("--measurements", nargs="+", required=True, help="JSONL files holding an M sweep")
+    p.add_argument("--repeat", nargs="+", default=None,
+                   help="JSONL files with a second pass of the same sweep: reproducibility figures")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])

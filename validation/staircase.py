@@ -9,7 +9,14 @@ On an M sweep (one (N, K), several configs, M on a regular grid; validation/data
     of meas / sim: what remains is the shape of the curve, not its level);
   * for the simulator with specs alone and with a calibration (which one is named in the output).
 
-    wavetune staircase --gpu h200 --measurements validation/data/h200/gemm/m_sweep.jsonl --out DIR
+Timing noise (clocks under the power limit at large M, run-to-run jitter) moves jumps that sit near the
+threshold across it, so one pass of measurements disagrees with a second pass of the same configs on some
+steps. Given a second pass (`repeat`), the analysis also reports the hardware's own disagreements (steps
+only one pass shows), the *reproducible* steps (>15% in both passes) and scores the simulator against
+them: a reproducible step it misses, and a predicted jump that neither pass shows.
+
+    wavetune staircase --gpu h200 --measurements validation/data/h200/gemm/m_sweep.jsonl \
+        [--repeat validation/data/h200/holdout/m_sweep_repeat.jsonl] --out DIR
 """
 
 from __future__ import annotations
@@ -100,12 +107,14 @@ def find_sweeps(measurements, min_points: int = 32) -> list[tuple[int, int]]:
 
 def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: str = "bf16",
                        calibration_label: str = "none", threshold: float = STEP_THRESHOLD,
-                       min_points: int = 32) -> dict[str, Any]:
+                       min_points: int = 32, repeat=None) -> dict[str, Any]:
     """Per-config staircase figures on the sweep at (N, K); `params` is the calibrated GemmParams (None:
-    only specs-only figures are given for both)."""
+    only specs-only figures are given for both); `repeat`: a second pass of measurements of the sweep
+    (configs measured at every grid point of the first pass get the reproducibility figures)."""
     from wavesim.kernels.gemm import config_occupancy, simulate_config
 
     by_cfg = _series(measurements).get((N, K), {})
+    again = _series(repeat).get((N, K), {}) if repeat is not None else {}
     configs = [c for c, ms in by_cfg.items() if len(ms) >= min_points]
     if not configs:
         raise ValueError(f"no config has an M sweep of >= {min_points} points at N={N}, K={K}")
@@ -123,6 +132,15 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
             "measured_steps_M": [int(Ms[i]) for i in msteps],
             "measured_jumps": [float(meas[i] / meas[i - 1] - 1) for i in msteps],
         }
+        both = either = None
+        if all(m in again.get(cfg, {}) for m in grid):
+            meas2 = np.array([again[cfg][m] for m in grid])
+            steps2 = detect_steps(meas2, threshold)
+            both, either = set(msteps) & set(steps2), set(msteps) | set(steps2)
+            entry["repeat"] = {"measured_ms": meas2.tolist(), "steps_M": [int(Ms[i]) for i in steps2],
+                               "reproducible_steps_M": [int(Ms[i]) for i in sorted(both)],
+                               "one_pass_only_M": [int(Ms[i]) for i in sorted(either - both)],
+                               "median_abs_diff": float(np.median(np.abs(meas2 / meas - 1)))}
         for name, p in (("specs", None), ("calibrated", params)):
             sim_s, waves, _ = simulate_config(spec, cfg, Ms, N, K, dtype, p)
             sim = sim_s * 1e3
@@ -139,6 +157,9 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
                            "sim_jump_at_measured_steps": [float(sim[i] / sim[i - 1] - 1) for i in msteps],
                            "scale": s, "median_err_scaled": err,
                            "median_err_unscaled": float(np.median(np.abs(sim / meas - 1)))}
+            if both is not None:
+                entry[name]["missed_reproducible_M"] = [int(Ms[i]) for i in sorted(both - set(psteps))]
+                entry[name]["spurious_in_neither_pass_M"] = [int(Ms[i]) for i in sorted(set(psteps) - either)]
         out_cfgs.append(entry)
 
     def summary(name: str) -> dict[str, Any]:
@@ -147,15 +168,24 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
         missed = sum(len(e["missed_M"]) for e in es)
         spurious = sum(len(e["spurious_M"]) for e in es)
         worst = max(e["median_err_scaled"] for e in es)
-        return {"configs": len(es), "measured_steps": n_meas, "hit": n_meas - missed, "missed": missed,
-                "spurious": spurious, "loose_missed": sum(len(e["loose_missed_M"]) for e in es),
-                "loose_spurious": sum(len(e["loose_spurious_M"]) for e in es), "median_err_scaled_worst_config": worst,
-                "median_err_scaled_median": float(np.median([e["median_err_scaled"] for e in es])),
-                "all_steps_predicted": missed == 0, "all_configs_within_8pct": worst <= MAX_ERR}
+        out = {"configs": len(es), "measured_steps": n_meas, "hit": n_meas - missed, "missed": missed,
+               "spurious": spurious, "loose_missed": sum(len(e["loose_missed_M"]) for e in es),
+               "loose_spurious": sum(len(e["loose_spurious_M"]) for e in es), "median_err_scaled_worst_config": worst,
+               "median_err_scaled_median": float(np.median([e["median_err_scaled"] for e in es])),
+               "all_steps_predicted": missed == 0, "all_configs_within_8pct": worst <= MAX_ERR}
+        rep = [c for c in out_cfgs if "repeat" in c]
+        if rep:
+            out["repeat"] = {
+                "configs": len(rep),
+                "reproducible_steps": sum(len(c["repeat"]["reproducible_steps_M"]) for c in rep),
+                "hardware_one_pass_only": sum(len(c["repeat"]["one_pass_only_M"]) for c in rep),
+                "missed_reproducible": sum(len(c[name]["missed_reproducible_M"]) for c in rep),
+                "spurious_in_neither_pass": sum(len(c[name]["spurious_in_neither_pass_M"]) for c in rep)}
+        return out
 
     ctas = sorted({c["ctas_per_sm"] for c in out_cfgs})
     return {"N": N, "K": K, "dtype": dtype, "threshold": threshold, "calibration": calibration_label,
-            "ctas_per_sm_covered": ctas, "configs": out_cfgs,
+            "ctas_per_sm_covered": ctas, "configs": out_cfgs, "has_repeat": any("repeat" in c for c in out_cfgs),
             "summary": {"specs": summary("specs"), "calibrated": summary("calibrated")}}
 
 
@@ -227,6 +257,29 @@ def staircase_markdown(st: dict[str, Any]) -> str:
             f"| {_ms(k['missed_M'])} / {_ms(k['spurious_M'])} | {k['median_err_scaled']:.1%} "
             f"| {', '.join(f'{j:+.0%}' for j in k['sim_jump_at_measured_steps']) or '-'} |")
     lines.append("")
+    if st.get("has_repeat"):
+        lines += ["Second pass of the same sweep (reproducibility): steps at M in both passes / in one pass only; "
+                  "the simulator against the reproducible steps (missed) and against both passes (spurious = a "
+                  "predicted jump that neither pass shows).", "",
+                  "| config | reproducible steps at M | one pass only | median pass-to-pass difference | "
+                  "specs-only: missed / spurious | calibrated: missed / spurious |", "|---|---|---|---:|---|---|"]
+        for c in st["configs"]:
+            if "repeat" not in c:
+                continue
+            r, s_, k = c["repeat"], c["specs"], c["calibrated"]
+            lines.append(f"| {c['config']} | {_ms(r['reproducible_steps_M'])} | {_ms(r['one_pass_only_M'])} "
+                         f"| {r['median_abs_diff']:.1%} | {_ms(s_['missed_reproducible_M'])} / "
+                         f"{_ms(s_['spurious_in_neither_pass_M'])} | {_ms(k['missed_reproducible_M'])} / "
+                         f"{_ms(k['spurious_in_neither_pass_M'])} |")
+        lines.append("")
+        for name in ("specs", "calibrated"):
+            r = st["summary"][name]["repeat"]
+            lines.append(f"- **{name}, against two passes**: the hardware shows {r['reproducible_steps']} reproducible "
+                         f"steps and {r['hardware_one_pass_only']} steps that only one of its two passes shows; the "
+                         f"simulator predicts {r['reproducible_steps'] - r['missed_reproducible']}/"
+                         f"{r['reproducible_steps']} reproducible steps at the same M, with "
+                         f"{r['spurious_in_neither_pass']} predicted jumps that neither pass shows.")
+        lines.append("")
     for name in ("specs", "calibrated"):
         sm = st["summary"][name]
         lines.append(f"- **{name}**: {sm['hit']}/{sm['measured_steps']} measured steps predicted at the same M, "
@@ -243,7 +296,7 @@ def _ms(xs: list[int]) -> str:
 
 
 def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, calibration: str | None = "auto",
-                  dtype: str = "bf16") -> dict[str, Any]:
+                  dtype: str = "bf16", repeat_paths: Sequence[str | Path] = ()) -> dict[str, Any]:
     """The `wavetune staircase` command's work: analysis + plots + staircase.json + STAIRCASE.md."""
     import json
 
@@ -270,7 +323,10 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
             label += f" (fitted on data that includes N={N}, K={K}: in-sample)"
         else:
             label += f" (held out N={N}, K={K})"
-    st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label)
+    repeat = None
+    if repeat_paths:
+        repeat = [m for m in dedupe_latest(load_measurements(repeat_paths, gpu=spec.id)) if m.problem.dtype == dtype]
+    st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label, repeat=repeat)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_staircases(st, out)
