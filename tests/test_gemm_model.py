@@ -22,10 +22,14 @@ def test_guide_occupancies_on_h200(cfg, ctas):
 
 @pytest.mark.parametrize("cfg", WAVE_STUDY[:4])
 def test_steps_sit_at_wave_boundaries(cfg):
+    """With the shipped H200 calibration (the priors' port ratio of 1.0 saturates an SM with one 64x128x64 CTA,
+    so their first wave climbs in sub-steps the hardware does not show; NOTES.md)."""
+    from wavesim.calibration import load_calibration
+
     occ = config_occupancy(H200, cfg, "bf16")[0].ctas_per_sm
     per_row = 4096 // cfg.BLOCK_N
     ms = np.arange(cfg.BLOCK_M, 6 * 132 * occ // per_row * cfg.BLOCK_M, cfg.BLOCK_M)
-    t, waves, _ = simulate_config(H200, cfg, ms, 4096, 4096)
+    t, waves, _ = simulate_config(H200, cfg, ms, 4096, 4096, params=load_calibration("auto", "h200"))
     tiles = np.ceil(ms / cfg.BLOCK_M) * per_row
     assert np.array_equal(waves, np.ceil(tiles / (132 * occ)))
     rise = np.diff(t) / t[:-1]

@@ -34,7 +34,7 @@ SCHEMA = 1
 # threshold (a step in the loss that least squares cannot follow).
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
-                "launch_overhead_s")
+                "launch_overhead_s", "l2_port_ratio")
 
 # (low, high) bounds of each parameter during fitting: physically plausible ranges, wide on purpose.
 BOUNDS = {
@@ -52,6 +52,7 @@ BOUNDS = {
     "cta_overhead_cycles": (10.0, 20000.0),
     "launch_overhead_s": (1e-7, 3e-5),
     "l2_fit_fraction": (0.05, 2.0),
+    "l2_port_ratio": (1.0, 4.0),
 }
 
 

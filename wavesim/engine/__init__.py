@@ -24,9 +24,9 @@ fluid CTAs with l2_bytes > 0 on all SMs: l_i, and r_l = min(r_c, l_i / l2_bytes[
 0). DRAM demand at that rate D_i = min(mem_cap_Bps[i], dram_bytes[i] * r_l); dram_Bps is water-filled the
 same way: m_i. Progress rate r_i = min(r_l, m_i / dram_bytes[i]) (r_l if dram_bytes is 0; a CTA with no
 math and no bytes ends the moment its fluid phase begins). The L2 pool is chip-wide because the L2 slices
-and the crossbar serve every SM: an SM holding more CTAs draws more of it, so inside a wave the L2-bound
-time follows the total bytes, not the busiest SM (what the H200 shows: 1, 2 or 3 co-resident CTAs of an
-L2-bound tile cost nearly the same, validation/reports/h200/staircase/).
+and the crossbar serve every SM: in a partial wave an SM holding more CTAs draws more of it, so the
+L2-bound time follows the total bytes rather than the busiest SM (a kernel model caps what one SM draws
+through solo_frac and compute_s, e.g. the GEMM model's per-SM fill port).
 A fixed-phase CTA holds its slot (and counts as resident) but takes no share.
 
 Dispatch: CTAs go one at a time in index order, each to the SM with a free slot and the FEWEST resident

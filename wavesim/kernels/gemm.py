@@ -4,13 +4,16 @@ A launch is G = ceil(M/BM) * ceil(N/BN) CTAs that all do the same work (edge til
 shortened), each running L = ceil(K/BK) K steps. Per CTA the model gives the engines (wavesim.engine):
 
   t_math  = 2*BM*BN*BK / (SM tensor peak * efficiency)      one K step's math at the SM's whole rate
-  t_l2    = (BM+BN)*BK*elem / (L2->SM bytes per clock per SM * clock)  one K step's operand loads at the SM's
-            even share of the chip-wide L2 pool
-  t_lat   = (avg load latency + t_l2 + t_math) / (num_stages - 1)   the pipeline's bound: num_stages - 1 smem
-            stages are in flight, and a stage is refilled only after its MMA is done
-  t_solo  = max(max(t_lat, t_math) + loop overhead, t_l2)   one K step of a CTA alone on the GPU
-  compute_s = L * t_math;  solo_frac = t_math / t_solo      only the tensor math is SM-shared
-  l2_bytes  = L * (BM+BN)*BK*elem, drawn from the chip-wide L2 pool (sm_count * L2 bytes per clock per SM)
+  t_port  = (BM+BN)*BK*elem / (L2 B/clk/SM * port ratio * clock)  one K step's operand loads through the SM's
+            fill port
+  t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
+  t_lat   = (avg load latency + t_port + t_math) / (num_stages - 1)   a CTA alone needs at least this per step:
+            num_stages - 1 smem stages are in flight, and a stage is refilled only after its MMA is done
+  compute_s = L * t_share;  solo_frac = t_share / max(t_share, t_lat)
+  l2_bytes  = L * (BM+BN)*BK*elem from the chip-wide L2 pool of sm_count * L2 B/clk/SM * clock: when every
+            SM is busy the pool is the limit; in a partial wave an SM holding more CTAs draws more of it, up
+            to its port (port ratio x its even share). With the prior ratio 1.0 the port is never looser
+            than the pool, and the model is the per-SM one; calibration raises the ratio on the H200.
   fixed_s   = one DRAM latency to fill the pipeline + CTA overhead + the C tile's store
   dram_bytes = DRAM traffic of the launch / G: A, B and C once when A and B fit in the L2 share, else
             what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
@@ -60,6 +63,7 @@ class GemmParams:
     cta_overhead_cycles: float
     launch_overhead_s: float
     l2_fit_fraction: float
+    l2_port_ratio: float
 
     @classmethod
     def priors(cls) -> "GemmParams":
@@ -210,21 +214,20 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     eff = np.where(b.wgmma, p.mma_efficiency * b.wg_width / (b.wg_width + p.wgmma_n_half), p.mma_v2_efficiency)
     t_math = 2.0 * b.bm * b.bn * b.bk / (sm_peak * eff)
     step_bytes = (b.bm + b.bn) * b.bk * elem
-    t_l2 = step_bytes / (p.l2_bytes_per_clock_per_sm * clock)
+    l2_Bps = p.l2_bytes_per_clock_per_sm * clock   # the chip-wide L2 pool, per SM
+    t_port = step_bytes / (l2_Bps * p.l2_port_ratio)  # one K step's loads through the SM's own fill port
     dram_total = _dram_bytes_total(b, elem, grid, p.l2_fit_fraction)
     miss = np.clip(dram_total / np.maximum(grid * L * step_bytes, 1.0), 0.0, 1.0)
     lat_cycles = miss * p.dram_latency_cycles + (1.0 - miss) * p.l2_latency_cycles
     # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
     # stages in flight cycles through load latency + transfer + math (Little's law on the buffers).
-    t_lat = (lat_cycles / clock + t_l2 + t_math) / np.maximum(b.stages - 1, 1)
-    # One CTA alone: its pipeline latency or its own math, plus the loop overhead it runs serially with
-    # them, and never faster than its SM's even share of the L2 pool. Co-resident CTAs hide each
-    # other's overhead and latency, so only the tensor math is SM-shared (compute_s).
-    t_solo = np.maximum(np.maximum(t_lat, t_math) + p.k_step_overhead_cycles / clock, t_l2)
-    store_s = b.bm * b.bn * elem / (p.l2_bytes_per_clock_per_sm * clock)
-    return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_math,
-            "solo_frac": t_math / t_solo,
-            "l2_bytes": L * step_bytes, "l2_Bps": p.l2_bytes_per_clock_per_sm * clock * spec.sm_count,
+    t_lat = (lat_cycles / clock + t_port + t_math) / np.maximum(b.stages - 1, 1)
+    # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them.
+    t_share = np.maximum(t_math, t_port) + p.k_step_overhead_cycles / clock
+    store_s = b.bm * b.bn * elem / l2_Bps
+    return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
+            "solo_frac": t_share / np.maximum(t_share, t_lat),
+            "l2_bytes": L * step_bytes, "l2_Bps": l2_Bps * spec.sm_count,
             "dram_bytes": dram_total / grid * _dram_access_factor(b, elem, p.dram_segment_half_bytes),
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
