@@ -168,3 +168,32 @@ def test_cli_validate_and_staircase(tmp_path, capsys):
     assert (tmp_path / "st" / "staircase_grid.png").exists() and (tmp_path / "st" / "staircase.json").exists()
     assert main(["validate", "--gpu", "h200", "--measurements", str(tmp_path / "missing.jsonl"),
                  "--report", str(tmp_path / "x")]) == 2
+
+
+def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
+    """The N = K = 4096 sweep measured twice (validation/data/h200/holdout/m_sweep_repeat.jsonl is the second
+    pass), scored with a calibration that held that layer out; and the sweep on a never-fitted layer
+    (N=4608, K=3584) with the shipped calibration."""
+    import hwspecs
+    from validation.measurements import dedupe_latest, load_measurements
+    from validation.staircase import staircase_analysis
+    from wavesim.calibration import load_calibration
+
+    spec = hwspecs.load_gpu("h200")
+    load = lambda *fs: dedupe_latest(load_measurements([str(p) for p in fs], gpu="h200"))  # noqa: E731
+    hold = DATA.parent / "holdout"
+    reports = DATA.parent.parent.parent / "reports" / "h200" / "staircase"
+    cal4096 = load_calibration(reports / "calibration_holdout_4096x4096.json", "h200")
+    st = staircase_analysis(spec, load(DATA / "m_sweep.jsonl", DATA / "resume_check.jsonl"), 4096, 4096, cal4096,
+                            repeat=load(hold / "m_sweep_repeat.jsonl"))
+    rep = st["summary"]["calibrated"]["repeat"]
+    assert rep["configs"] == 17 and rep["reproducible_steps"] >= 45                        # 51
+    assert rep["missed_reproducible"] == 0                                                # every one predicted
+    assert rep["spurious_in_neither_pass"] <= 34                                          # 30
+    assert rep["hardware_one_pass_only"] >= 10                                            # 20: timing noise
+    assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 3                   # 2
+    st = staircase_analysis(spec, load(hold / "m_sweep_holdout.jsonl"), 4608, 3584, load_calibration("auto", "h200"))
+    s = st["summary"]["calibrated"]
+    assert s["measured_steps"] >= 55 and s["hit"] >= s["measured_steps"] - 7              # 60/65
+    assert s["spurious"] <= 31                                                            # 27
+    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%

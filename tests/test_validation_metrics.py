@@ -98,3 +98,44 @@ def test_loose_match():
 def test_longest_regular_run():
     assert longest_regular_run([1, 16, 32, 64, 128, 192, 256, 320, 16384]) == [64, 128, 192, 256, 320]
     assert longest_regular_run([5, 1, 3]) == [1, 3, 5]
+
+
+def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
+    """Synthetic sweeps: 'measured' = the simulator's own curve, with edits whose answer is known. Pass 2 adds a
+    lone spike (a step only one pass shows); both passes flatten the first wave step (so the simulator's jump
+    there is one that neither pass shows)."""
+    import hwspecs
+    from tuner.space import WAVE_STUDY
+    from validation.measurements import Measurement
+    from validation.staircase import staircase_analysis
+    from wavesim.kernels.gemm import simulate_config
+    from wavetune.config import GemmProblem
+
+    spec, cfg = hwspecs.load_gpu("h200"), WAVE_STUDY[0]  # 128x128x64 s4: 1 CTA/SM, a step every 528 rows
+    Ms = np.arange(64, 64 * 41, 64)
+    sim = simulate_config(spec, cfg, Ms, 4096, 4096)[0] * 1e3
+    steps = detect_steps(sim)
+    assert len(steps) >= 3
+    first, spike = steps[0], steps[1] - 3
+    flat = sim.copy()
+    flat[first:] *= sim[first - 1] / sim[first]          # no jump at the first step, the rest shifted down
+    again = flat.copy()
+    again[spike] *= 1.3                                  # a lone spike: a step up, then a drop
+
+    def records(ys):
+        return [Measurement("h200", "gemm", "triton", GemmProblem(int(m), 4096, 4096), cfg, "ok", float(y), {})
+                for m, y in zip(Ms, ys)]
+
+    st = staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32, repeat=records(again))
+    c = st["configs"][0]
+    rep = c["repeat"]
+    later = [int(Ms[i]) for i in steps[1:]]
+    assert c["measured_steps_M"] == later and rep["reproducible_steps_M"] == later
+    assert rep["one_pass_only_M"] == [int(Ms[spike])]
+    assert c["specs"]["missed_reproducible_M"] == []
+    assert c["specs"]["spurious_in_neither_pass_M"] == [int(Ms[first])]
+    s = st["summary"]["specs"]["repeat"]
+    assert (s["reproducible_steps"], s["hardware_one_pass_only"], s["missed_reproducible"],
+            s["spurious_in_neither_pass"]) == (len(later), 1, 0, 1)
+    # without a second pass there are no reproducibility figures
+    assert "repeat" not in staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32)["summary"]["specs"]

@@ -22,6 +22,7 @@ them: a reproducible step it misses, and a predicted jump that neither pass show
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -226,8 +227,8 @@ def plot_staircases(st: dict[str, Any], out_dir: str | Path) -> list[Path]:
         ax.legend(fontsize=6)
     for ax in list(axes.flat)[len(cfgs):]:
         ax.axis("off")
-    fig.suptitle(f"latency vs M, N={st['N']} K={st['K']}: measured vs simulated (one scale per config); "
-                 f"calibration: {st['calibration']}", fontsize=9)
+    fig.suptitle(textwrap.fill(f"latency vs M, N={st['N']} K={st['K']}: measured vs simulated (one scale per "
+                               f"config); calibration: {st['calibration']}", 130), fontsize=9)
     fig.tight_layout()
     grid_path = out_dir / "staircase_grid.png"
     fig.savefig(grid_path)
@@ -291,6 +292,14 @@ def staircase_markdown(st: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _display_path(p: Path) -> str:
+    """A path relative to the working directory when it lies under it (reports stay machine-independent)."""
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
 def _ms(xs: list[int]) -> str:
     return ", ".join(map(str, xs)) if xs else "0"
 
@@ -311,18 +320,19 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
         raise ValueError(f"no M sweep (a config at >= 32 M values of one (N, K)) in {list(map(str, paths))}")
     N, K = sweeps[0]
     params = load_calibration(calibration, spec.id)
-    label = "none (specs only)" if params is None else (
-        f"shipped {shipped_calibration_path(spec.id)}" if calibration == "auto" else str(calibration))
+    label = "none (specs only)"
     if params is not None:
+        from validation.suite import calibration_seen_nk
+
         src = shipped_calibration_path(spec.id) if calibration == "auto" else Path(calibration)
-        try:
-            held = json.loads(src.read_text()).get("fit", {}).get("holdout_nk")
-        except (OSError, ValueError):
-            held = None
-        if held is None or f"{N}x{K}" not in held:
+        label = ("shipped " if calibration == "auto" else "") + _display_path(src)
+        seen = calibration_seen_nk(calibration, spec.id, dtype)
+        if seen is None:
+            label += f" (its fitted shapes are unknown: treat N={N}, K={K} as in-sample)"
+        elif (N, K) in seen:
             label += f" (fitted on data that includes N={N}, K={K}: in-sample)"
         else:
-            label += f" (held out N={N}, K={K})"
+            label += f" (never fitted on N={N}, K={K})"
     repeat = None
     if repeat_paths:
         repeat = [m for m in dedupe_latest(load_measurements(repeat_paths, gpu=spec.id)) if m.problem.dtype == dtype]

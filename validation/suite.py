@@ -233,6 +233,17 @@ def _fit_nk(files, gpu: str, dtype: str) -> set[tuple[int, int]] | None:
     return {(m.problem.N, m.problem.K) for m in ms if m.ok and m.problem.dtype == dtype}
 
 
+def calibration_seen_nk(calibration: str | Path, gpu: str, dtype: str) -> set[tuple[int, int]] | None:
+    """The (N, K) a calibration file was fitted on: those of its measurement files less its holdout_nk;
+    None when the file does not say or its measurement files cannot be read."""
+    _, doc = _calibration_doc(calibration, gpu)
+    fit = doc.get("fit", {}) if isinstance(doc, dict) else {}
+    nk = _fit_nk(fit.get("measurement_files"), gpu, dtype)
+    if nk is None:
+        return None
+    return nk - {tuple(int(x) for x in s.split("x")) for s in fit.get("holdout_nk") or []}
+
+
 def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str | Path | None = "cv",
              table: str | Path | None = None, folds: int = 4, m_range: tuple[int, int] = (1, 16384),
              dtype: str = "bf16", min_configs: int = 20, staircase: bool = True,
