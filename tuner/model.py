@@ -21,13 +21,13 @@ T_w(G, L) = a_w + b_w*G + c_w*L + d_w*G*L so the DualTable stores one format:
 Held-out comparison of the forms (H200, bf16, 186-config space; `python3 benchmarks/bench_tuner.py forms`):
 
   relative error of the macro envelope on simulator anchors, alternate wave bands and the middle K held out
-      per-wave     median 0.011  p90 0.149      global   median 0.082  p90 0.295
-      wave-linear  median 0.336  p90 0.583
+      per-wave     median 0.010  p90 0.157      global   median 0.103  p90 0.356
+      wave-linear  median 0.356  p90 0.622
   regret of tables built with each form, k-fold by LLM layer (geo-mean / worst, measured times)
-      per-wave     sim 1.053 / 1.31   meas 1.047 / 1.29
-      global       sim 1.057 / 1.42   meas 1.048 / 1.23
-      wave-linear  sim 1.330 / 3.14   meas 1.140 / 2.15
-The per-wave bilinear is the most accurate on held-out bands and the best or tied on regret; the pure
+      per-wave     sim 1.036 / 1.24   meas 1.053 / 1.64
+      global       sim 1.041 / 1.42   meas 1.049 / 1.23
+      wave-linear  sim 1.288 / 3.14   meas 1.139 / 2.15
+The per-wave bilinear is the most accurate on held-out bands and the best simulator table; the pure
 staircase (no within-wave slope) is clearly worse, so the within-wave G and L terms carry real signal.
 """
 
