@@ -56,6 +56,29 @@ def _fill_level(dem, n, cap):
 
 
 @njit(cache=True)
+def _cap_by_pool(nbytes, cta_cap, pool, slot_cta, slot_fluid, rate, dem, idx):
+    """Cap the rates of the fluid CTAs that move bytes through a chip-wide pool: demand min(cta_cap,
+    bytes * rate), max-min fair shares of `pool`, rate <= share / bytes (dem, idx: scratch arrays)."""
+    n = 0
+    for sl in range(slot_cta.shape[0]):
+        c = slot_cta[sl]
+        if c >= 0 and slot_fluid[sl] and nbytes[c] > 0.0:
+            d = nbytes[c] * rate[sl]
+            dem[n] = cta_cap[c] if cta_cap[c] < d else d
+            idx[n] = sl
+            n += 1
+    if n == 0:
+        return
+    level = _fill_level(dem, n, pool)
+    for k in range(n):
+        sl = idx[k]
+        m = dem[k] if dem[k] < level else level
+        r_m = m / nbytes[slot_cta[sl]]
+        if r_m < rate[sl]:
+            rate[sl] = r_m
+
+
+@njit(cache=True)
 def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_cap, eps):
     G = compute.shape[0]
     NS = S * K
@@ -73,6 +96,7 @@ def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_c
     start = np.full(G, np.nan)
     end = np.full(G, np.nan)
     dem = np.zeros(max(NS, 1))
+    no_cap = np.full(G, np.inf)  # the L2 pool has no per-CTA cap (a kernel model caps an SM via solo_frac)
     idx = np.zeros(max(NS, 1), np.int64)
     t = 0.0
     nxt = 0
@@ -107,7 +131,7 @@ def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_c
             start[i] = t
         if active == 0:
             break
-        # ---- rates: per-SM math water-filling, then global DRAM water-filling
+        # ---- rates: per-SM math water-filling, then the chip-wide L2 and DRAM pools
         for s in range(S):
             n = 0
             for j in range(K):
@@ -125,37 +149,8 @@ def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_c
                 share = dem[k] if dem[k] < level else level
                 rate[sl] = share / compute[c] if compute[c] > 0.0 else inf
         # the L2 pool first (demand at the math rate), then DRAM at the rate the L2 leaves
-        nm = 0
-        for sl in range(NS):
-            c = slot_cta[sl]
-            if c >= 0 and slot_fluid[sl] and l2b[c] > 0.0:
-                dem[nm] = l2b[c] * rate[sl]
-                idx[nm] = sl
-                nm += 1
-        if nm > 0:
-            level = _fill_level(dem, nm, l2cap)
-            for k in range(nm):
-                sl = idx[k]
-                m = dem[k] if dem[k] < level else level
-                r_m = m / l2b[slot_cta[sl]]
-                if r_m < rate[sl]:
-                    rate[sl] = r_m
-        nm = 0
-        for sl in range(NS):
-            c = slot_cta[sl]
-            if c >= 0 and slot_fluid[sl] and dbytes[c] > 0.0:
-                d = dbytes[c] * rate[sl]
-                dem[nm] = memcap[c] if memcap[c] < d else d
-                idx[nm] = sl
-                nm += 1
-        if nm > 0:
-            level = _fill_level(dem, nm, dram)
-            for k in range(nm):
-                sl = idx[k]
-                m = dem[k] if dem[k] < level else level
-                r_m = m / dbytes[slot_cta[sl]]
-                if r_m < rate[sl]:
-                    rate[sl] = r_m
+        _cap_by_pool(l2b, no_cap, l2cap, slot_cta, slot_fluid, rate, dem, idx)
+        _cap_by_pool(dbytes, memcap, dram, slot_cta, slot_fluid, rate, dem, idx)
         # ---- next event time
         t_next = inf
         for sl in range(NS):
