@@ -173,7 +173,7 @@ def test_cli_validate_and_staircase(tmp_path, capsys):
 def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     """The N = K = 4096 sweep measured twice (validation/data/h200/holdout/m_sweep_repeat.jsonl is the second
     pass), scored with a calibration that held that layer out; and the sweep on a never-fitted layer
-    (N=4608, K=3584) with the shipped calibration."""
+    (N=4608, K=3584, also measured twice) with the shipped calibration."""
     import hwspecs
     from validation.measurements import dedupe_latest, load_measurements
     from validation.staircase import staircase_analysis
@@ -192,8 +192,11 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     assert rep["spurious_in_neither_pass"] <= 34                                          # 30
     assert rep["hardware_one_pass_only"] >= 10                                            # 20: timing noise
     assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 3                   # 2
-    st = staircase_analysis(spec, load(hold / "m_sweep_holdout.jsonl"), 4608, 3584, load_calibration("auto", "h200"))
+    st = staircase_analysis(spec, load(hold / "m_sweep_holdout.jsonl"), 4608, 3584, load_calibration("auto", "h200"),
+                            repeat=load(hold / "m_sweep_holdout_repeat.jsonl"))
     s = st["summary"]["calibrated"]
     assert s["measured_steps"] >= 55 and s["hit"] >= s["measured_steps"] - 7              # 60/65
     assert s["spurious"] <= 31                                                            # 27
     assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%
+    assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 3  # 58/60
+    assert s["repeat"]["spurious_in_neither_pass"] <= 29                                  # 25
