@@ -195,6 +195,10 @@ def test_measurement_table_uses_m1_regime_and_is_sparse():
     t = build_table(load_space("wave-study"), src, SPEC, gpu_id="h200")
     assert t.m1_macros and t.source["kind"] == "measurements" and t.triton == "3.6.0"
     assert 0 < t.stats["points_sampled"] <= t.stats["measured_points_available"]
+    assert t.model["measured_weight"] == 1.0
+    # the measured-anchor weight is a model parameter like the others, recorded in the table
+    t3 = build_table(load_space("wave-study"), src, SPEC, gpu_id="h200", model_params={"measured_weight": 3.0})
+    assert t3.model["measured_weight"] == 3.0 and t3.macros != t.macros
 
 
 # ---- strategies ----------------------------------------------------------------------------------

@@ -110,8 +110,15 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
     triton = getattr(source, "triton_version", None) or triton_version()
     return DualTable(gpu=gpu_id, kernel=kernel, dtype=dtype, triton=triton, sm_count=spec.sm_count,
                      space_hash=space_hash(configs), space_size=len(configs), source=source.describe(),
-                     macros=entries["default"], m1_macros=entries["m1"], domain=domain.to_dict(), model={"name": "wave", **WaveModel(form=form, **(model_params or {})).get_params()},
+                     macros=entries["default"], m1_macros=entries["m1"], domain=domain.to_dict(), model=_model_meta(form, model_params),
                      stats=stats, unfit=[{"config": u.config.to_dict(), "reason": u.reason} for u in unfit])
+
+
+def _model_meta(form: str, model_params: dict | None) -> dict:
+    """The table's record of its model: WaveModel's hyperparameters plus the measured-anchor weight."""
+    mp = dict(model_params or {})
+    mw = float(mp.pop("measured_weight", MEASURED_WEIGHT))
+    return {"name": "wave", **WaveModel(form=form, **mp).get_params(), "measured_weight": mw}
 
 
 def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str, model_params: dict) -> MacroEntry:

@@ -100,7 +100,6 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     # partial wave: group A (r SMs x (q+1)), group B ((S-r) SMs x q)
     nA = (r * (q + 1)).astype(np.float64)
     nB = ((S - r) * q).astype(np.float64)
-    N = np.maximum(nA + nB, 1.0)
     share_a = np.minimum(f, 1.0 / (q + 1))
     share_b = np.minimum(f, 1.0 / np.maximum(q, 1))
     # phase 1, L2 then DRAM: each pool water-filled between the two groups' demands
