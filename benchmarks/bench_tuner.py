@@ -36,7 +36,8 @@ def cmd_eval(a) -> None:
             ("wavetune-sim", {}), ("wavetune-sim", {"calibration": "train"}),
             ("wavetune-meas", {"prior": False}), ("wavetune-meas", {}), ("wavetune-meas", {"calibration": "train"}),
             ("wavetune-meas", {"budget": 2}), ("wavetune-meas", {"budget": 4}), ("wavetune-meas", {"budget": 6}),
-            ("wavetune-meas", {"extra": EXTRA}), ("wavetune-meas", {"extra": EXTRA, "calibration": "train"})]
+            ("wavetune-meas", {"extra": EXTRA}), ("wavetune-meas", {"extra": EXTRA, "calibration": "train"}),
+            ("wavetune-meas", {"extra": EXTRA, "fallback": False})]
     rows = []
     for name, opts in runs:
         r = evaluate(ctx, [name], options={name: opts}, timing_repeats=a.repeats)[0]

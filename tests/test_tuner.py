@@ -389,3 +389,27 @@ print("ok")
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == "ok"
     assert r.stderr.count("outside the table's coverage") == 1
+
+
+def test_measurement_table_serves_unmeasured_layers_from_a_simulator_fallback(tmp_path):
+    """Measured (N, K) layers are served by the fit on measurements; every other layer by fallback macros
+    fitted on the simulator alone (the same as a simulator-only table); --no-fallback keeps the old behaviour."""
+    from tuner.table import DualTable
+
+    space = load_space("wave-study")
+    layer = [GemmProblem(m, 4096, 4096) for m in (1, 16, 256, 1024, 4096)]
+    src = make_source("measurements", SPEC, gpu_id="h200", measurements=[LLM], problems=layer)
+    t = build_table(space, src, SPEC, gpu_id="h200")
+    sim = build_table(space, make_source("sim", SPEC, gpu_id="h200"), SPEC, gpu_id="h200")
+    assert t.fallback_macros and not sim.fallback_macros
+    others = [GemmProblem(m, n, k) for m in (16, 200, 3000) for n, k in ((1280, 8192), (4608, 3584), (28672, 4096))]
+    assert [t.select(p) for p in others] == [sim.select(p) for p in others]
+    assert t.predict_macros(3000, 4608, 3584) == sim.predict_macros(3000, 4608, 3584)
+    # a measured layer is not served by the fallback
+    assert t.predict_macros(1024, 4096, 4096) != sim.predict_macros(1024, 4096, 4096)
+    path = tmp_path / "t.json"
+    t.save(path)
+    back = DualTable.load(path)
+    assert [back.select(p) for p in others + layer] == [t.select(p) for p in others + layer]
+    plain = build_table(space, src, SPEC, gpu_id="h200", fallback=False)
+    assert not plain.fallback_macros and plain.predict_macros(3000, 4608, 3584) != sim.predict_macros(3000, 4608, 3584)

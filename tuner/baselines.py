@@ -168,7 +168,8 @@ class WaveTuneMeas(Strategy):
                     calibration=(CAL_DOC, "none"),
                     ridge=("ridge strength of the per-config log(measured/simulated) correction", 1.0),
                     extra=("more measurement files to train on (e.g. m_sweep.jsonl); their shapes whose (N, K) is an "
-                           "evaluation layer not in the training set are left out", ()))
+                           "evaluation layer not in the training set are left out", ()),
+                    fallback=("serve unmeasured (N, K) layers from a simulator-only fit (tuner.tune.build_table)", True))
 
     def fit(self, ctx, train):
         from .tune import build_table, make_source
@@ -191,7 +192,8 @@ class WaveTuneMeas(Strategy):
                           ridge=self.options["ridge"])
         self.table = build_table(ctx.candidates, src, ctx.spec, gpu_id=ctx.gpu_id, dtype=ctx.dtype,
                                  form=self.options["form"], model_params=self.options["model_params"],
-                                 measured_budget=self.options["budget"], measured_problems=problems)
+                                 measured_budget=self.options["budget"], measured_problems=problems,
+                                 fallback=self.options["fallback"])
         self.measured_points = src.points_used
         self.sim_points = getattr(src.prior, "points_used", 0) if src.prior else 0
         self.tune_s = time.perf_counter() - t0

@@ -43,10 +43,11 @@ def cmd_tune(args) -> int:
                       measurements=args.measurements, prior=not args.no_prior, problems=shapes)
     domain = Domain.of_problems(shapes, args.dtype) if (shapes and kind == "sim") else None
     table = build_table(configs, src, spec, gpu_id=spec.id, kernel=args.kernel, dtype=args.dtype, domain=domain,
-                        form=args.form)
+                        form=args.form, fallback=not args.no_fallback)
     table.save(args.out)
     st = table.stats
-    print(f"wrote {args.out}: {len(table.macros)} macro configs, {table.space_size} candidates "
+    fb = " (+ simulator-only fallback for unmeasured layers)" if table.fallback_macros else ""
+    print(f"wrote {args.out}: {len(table.macros)} macro configs{fb}, {table.space_size} candidates "
           f"({len(table.unfit)} do not fit), {st['points_sampled']} points sampled "
           f"({st['fraction_sampled']:.2e} of exhaustive over the domain), {st['tune_s']:.1f} s", file=sys.stderr)
     return 0
@@ -125,6 +126,9 @@ def register(sub) -> None:
     p.add_argument("--calibration", default="none", help="simulator parameters: none, auto or a JSON file")
     p.add_argument("--form", default="per-wave", choices=FORMS, help="WaveModel form")
     p.add_argument("--no-prior", action="store_true", help="measurements only, no simulator prior (not advised)")
+    p.add_argument("--no-fallback", action="store_true",
+                   help="with --measurements: serve unmeasured (N, K) layers from the measured fit too, instead of "
+                        "a simulator-only fallback fitted alongside (not advised: it extrapolates worse)")
     p.add_argument("--out", required=True, help="TABLE.json to write")
     p.set_defaults(func=cmd_tune)
 

@@ -1,23 +1,29 @@
 """DualTable: the fitted artifact of the tuner, and runtime selection from it in microseconds.
 
 For every macro config (BLOCK_M, BLOCK_N), in each of two regimes (`macros`: the default specialization;
-`m1_macros`: M == 1, which Triton compiles to a different kernel):
+`m1_macros`: M == 1, which Triton compiles to a different kernel), and, in a table fitted on measurements,
+a third set (`fallback_macros`) fitted on the simulator alone over a generic domain, which serves the
+(N, K) layers that were never measured (measured anchors do not extrapolate well to other layers:
+tuner/README.md):
   * a coefficient table indexed by wave count w (tuner.mapping.band_of): theta_w = (a, b, c, d), T_w(G, L) = a + b G + c L + d G L
     (rows 1..w_max; past w_max rows continue linearly: theta_w = theta_wmax + (w - w_max) * slope);
   * a micro-config table indexed by (w, L bucket) holding the best micro config (BLOCK_K, GROUP_M,
     num_warps, num_stages); L bucket = floor(log2 L), L = ceil(K / 64) (tuner.mapping); w past the table
     uses its last row.
 
-`select(problem)`: stage I evaluates every macro's coefficients at its (G, L, w) and keeps the fastest
+`select(problem)`: the macro set is m1_macros for M == 1 (when there are any), else fallback_macros when
+the table has them and (N, K) is not one of its domain's layers, else macros. Stage I evaluates every
+macro's coefficients at its (G, L, w) and keeps the fastest
 (ties: the first macro in sorted order, so selection is deterministic); stage II looks up the micro config.
 No simulator call: the hot path is plain integer arithmetic over precomputed Python tuples (faster than
 numpy for ~20 macros; see benchmarks/bench_tuner.py decision).
 
-JSON format (version 1): {"format": "wavetune.dualtable", "version": 1, "gpu", "kernel", "dtype",
+JSON format (version 2): {"format": "wavetune.dualtable", "version": 2, "gpu", "kernel", "dtype",
 "triton", "sm_count", "ref_block_k", "l_buckets", "space_hash", "space_size", "source", "domain",
 "model", "stats", "unfit": [{"config", "reason"}], "macros": [{"BLOCK_M", "BLOCK_N", "ref_ctas_per_sm",
 "cap", "coef": [[a, b, c, d], ...], "slope": [..4], "micros": [{BLOCK_K, GROUP_M, num_warps, num_stages}],
-"micro_table": [[micro index per L bucket] per w]}]}.
+"micro_table": [[micro index per L bucket] per w]}], "m1_macros": [...], "fallback_macros": [...]}.
+Version 2 added fallback_macros (a version-1 reader would silently ignore them, hence the bump).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from wavetune.config import GemmProblem, LaunchConfig
 from .mapping import REF_BLOCK_K, band_of
 
 TABLE_FORMAT = "wavetune.dualtable"
-TABLE_VERSION = 1
+TABLE_VERSION = 2
 N_L_BUCKETS = 12  # L = 1 .. 4095+ (K up to 256k with the 64-wide reference step)
 
 
@@ -78,6 +84,7 @@ class DualTable:
     stats: dict[str, Any] = field(default_factory=dict)
     unfit: list[dict[str, Any]] = field(default_factory=list)
     m1_macros: list[MacroEntry] = field(default_factory=list)
+    fallback_macros: list[MacroEntry] = field(default_factory=list)
     version: int = TABLE_VERSION
 
     def __post_init__(self) -> None:
@@ -89,7 +96,17 @@ class DualTable:
     def _compile(self) -> None:
         self._fast = self._compile_list(self.macros)
         self._fast_m1 = self._compile_list(self.m1_macros)
+        self._fast_fb = self._compile_list(self.fallback_macros)
+        self._layers = {(int(n), int(k)) for n, k in self.domain.get("NK", [])} if self._fast_fb else set()
         self._nb = N_L_BUCKETS - 1
+
+    def _entries(self, M: int, N: int, K: int) -> list[tuple]:
+        """The macro set that serves (M, N, K) (see the module docstring)."""
+        if M == 1 and self._fast_m1:
+            return self._fast_m1
+        if self._fast_fb and (N, K) not in self._layers:
+            return self._fast_fb
+        return self._fast
 
     @staticmethod
     def _compile_list(macros: list[MacroEntry]) -> list[tuple]:
@@ -119,7 +136,7 @@ class DualTable:
         """Stage I for every macro: (predicted latency in us, BLOCK_M, BLOCK_N)."""
         L = -(-K // REF_BLOCK_K)
         out = []
-        for bm, bn, cap, rows, nrows, slope, _, _ in (self._fast_m1 if M == 1 and self._fast_m1 else self._fast):
+        for bm, bn, cap, rows, nrows, slope, _, _ in self._entries(M, N, K):
             G = (-(-M // bm)) * (-(-N // bn))
             v = band_of(G, cap)
             if v <= nrows:
@@ -135,7 +152,7 @@ class DualTable:
         L = -(-K // REF_BLOCK_K)
         best_t = math.inf
         best = None
-        for entry in (self._fast_m1 if M == 1 and self._fast_m1 else self._fast):
+        for entry in self._entries(M, N, K):
             bm, bn, cap, rows, nrows, slope, _, _ = entry
             G = (-(-M // bm)) * (-(-N // bn))
             v = -(-G // cap)
@@ -154,7 +171,7 @@ class DualTable:
     def micro_for(self, M: int, N: int, K: int, bm: int, bn: int) -> LaunchConfig | None:
         """Stage II for a given macro (None if the macro is not in the table)."""
         L = -(-K // REF_BLOCK_K)
-        for e in (self._fast_m1 if M == 1 and self._fast_m1 else self._fast):
+        for e in self._entries(M, N, K):
             if e[0] == bm and e[1] == bn:
                 w = band_of((-(-M // bm)) * (-(-N // bn)), e[2])
                 return e[6][min(w, e[7]) - 1][min(L.bit_length() - 1, self._nb)]
@@ -180,14 +197,15 @@ class DualTable:
                 "l_buckets": N_L_BUCKETS, "space_hash": self.space_hash, "space_size": self.space_size,
                 "source": self.source, "domain": self.domain, "model": self.model, "stats": self.stats,
                 "unfit": self.unfit, "macros": [m.to_dict() for m in self.macros],
-                "m1_macros": [m.to_dict() for m in self.m1_macros]}
+                "m1_macros": [m.to_dict() for m in self.m1_macros],
+                "fallback_macros": [m.to_dict() for m in self.fallback_macros]}
 
     def save(self, path: str | Path) -> None:
         """One line per header key, one compact line per macro entry (tables run to a few hundred kB)."""
         d = self.to_dict()
-        head = {k: v for k, v in d.items() if k not in ("macros", "m1_macros")}
+        head = {k: v for k, v in d.items() if k not in ("macros", "m1_macros", "fallback_macros")}
         parts = ["{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())]
-        for key in ("macros", "m1_macros"):
+        for key in ("macros", "m1_macros", "fallback_macros"):
             rows = ",\n  ".join(json.dumps(m, separators=(",", ":")) for m in d[key])
             parts.append(f',\n "{key}": [' + (f"\n  {rows}\n ]" if rows else "]"))
         Path(path).write_text("".join(parts) + "\n}\n")
@@ -206,10 +224,12 @@ class DualTable:
         try:
             macros = [cls._parse_entry(m, f"{where}: macros[{i}]") for i, m in enumerate(d["macros"])]
             m1 = [cls._parse_entry(m, f"{where}: m1_macros[{i}]") for i, m in enumerate(d.get("m1_macros", []))]
+            fb = [cls._parse_entry(m, f"{where}: fallback_macros[{i}]")
+                  for i, m in enumerate(d.get("fallback_macros", []))]
             return cls(gpu=d["gpu"], kernel=d["kernel"], dtype=d["dtype"], triton=d.get("triton"),
                        sm_count=int(d["sm_count"]), space_hash=d["space_hash"], space_size=int(d["space_size"]),
                        source=d["source"], macros=macros, domain=d.get("domain", {}), model=d.get("model", {}),
-                       stats=d.get("stats", {}), unfit=d.get("unfit", []), m1_macros=m1)
+                       stats=d.get("stats", {}), unfit=d.get("unfit", []), m1_macros=m1, fallback_macros=fb)
         except KeyError as e:
             raise ValueError(f"{where}: missing key {e.args[0]!r}") from None
         except TypeError as e:
@@ -245,7 +265,7 @@ class DualTable:
     def configs(self) -> list[LaunchConfig]:
         return list(dict.fromkeys(
             LaunchConfig(e.BLOCK_M, e.BLOCK_N, u["BLOCK_K"], u["GROUP_M"], u["num_warps"], u["num_stages"])
-            for e in self.macros + self.m1_macros for u in e.micros))
+            for e in self.macros + self.m1_macros + self.fallback_macros for u in e.micros))
 
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
