@@ -311,11 +311,8 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
             holdout = fitinfo.get("holdout_nk")
             files = fitinfo.get("measurement_files")
             cal_info.update(fit_files=files, holdout_nk=holdout)
-            train_nk = _fit_nk(files, spec.id, dtype)
-            ho = {tuple(int(x) for x in s.split("x")) for s in (holdout or [])}
-            if train_nk is not None:
-                # the (N, K) the fit saw: those of its measurement files, less what it held out
-                seen = train_nk - ho
+            seen = calibration_seen_nk(calibration, spec.id, dtype)
+            if seen is not None:
                 in_sample[:] = [(n, k) in seen for _, n, k in ev.shapes]
                 cal_info["fit_nk"] = sorted(f"{n}x{k}" for n, k in seen)
             elif holdout is None:
@@ -325,6 +322,7 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
             else:
                 notes.append("the calibration's measurement files cannot be read: every shape not in its "
                              "holdout_nk is treated as in-sample")
+                ho = {tuple(int(x) for x in s.split("x")) for s in holdout}
                 in_sample[:] = [(n, k) not in ho for _, n, k in ev.shapes]
         sim_cal[:] = simulate_ms(ev, params)
         fold_params[0] = params
