@@ -8,13 +8,15 @@ import importlib
 import sys
 
 # Modules that add subcommands, in the order `wavetune --help` lists them.
-COMMAND_MODULES = ("wavetune.demo", "hwspecs.cli", "wavetune.predict", "wavesim.cli", "tuner.cli", "validation.cli")
+COMMAND_MODULES = ("wavetune.demo", "hwspecs.cli", "wavetune.predict", "wavesim.cli", "tuner.cli", "validation.cli",
+                   "validation.trace")
 # Which module owns a command: `wavetune predict ...` imports only wavetune.predict, so a batch job
 # does not pay for importing every package (a test checks this map against the modules).
 COMMAND_OWNER = {"specs": "hwspecs.cli", "predict": "wavetune.predict", "simulate": "wavesim.cli",
                  "sweep": "wavesim.cli", "calibrate": "wavesim.cli", "tune": "tuner.cli", "select": "tuner.cli",
                  "export": "tuner.cli", "tune-eval": "tuner.cli", "demo": "wavetune.demo", "profile": "validation.cli",
-                 "validate": "validation.cli", "staircase": "validation.cli"}
+                 "validate": "validation.cli", "staircase": "validation.cli",
+                 "trace": "validation.trace", "trace-report": "validation.trace"}
 
 
 class CLIError(Exception):

@@ -1,0 +1,114 @@
+"""Per-CTA traces (validation/trace.py): the analysis on synthetic and simulated traces, the report end to
+end, and a replay of the committed H200 traces."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hwspecs
+from validation.trace import (COLUMNS, generations, launch_stats, load_traces, sm_relative_time, trace_key,
+                              write_report)
+from wavesim.engine import run
+from wavesim.kernels.gemm import GemmModel, config_occupancy
+from wavetune.config import GemmProblem, LaunchConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+H200_TRACES = sorted((ROOT / "validation/data/h200/traces").glob("trace_*.npz"))
+H200 = hwspecs.load_gpu("h200")
+
+
+def test_generations_follow_each_sm_not_launch_order():
+    # SM 0 runs CTAs 0, 2, 3 one after another; SM 1 runs CTA 1 then 4 (2 slots: 0 and 2 share SM 0's first wave)
+    sm = np.array([0, 1, 0, 0, 1])
+    start = np.array([0.0, 0.0, 0.0, 5.0, 6.0])
+    assert generations(sm, start, slots=1).tolist() == [0, 0, 1, 2, 1]
+    assert generations(sm, start, slots=2).tolist() == [0, 0, 0, 1, 0]
+
+
+def test_launch_stats_of_a_synchronous_staircase():
+    """4 SMs x 1 slot, 10 CTAs of 1 s: three SM-local waves, nothing desynchronised."""
+    sm = np.arange(10) % 4
+    start = (np.arange(10) // 4).astype(float)
+    s = launch_stats(sm, start, start + 1.0, slots=1, sm_count=4, cycles=np.full(10, 2e9))
+    assert s["sm_waves"] == 3 and s["span_s"] == 3.0
+    assert s["cta_s_first_wave"] == s["cta_s_later_full_waves"] == s["cta_s_last_wave"] == 1.0
+    assert s["last_wave_start_spread_s"] == 0.0 and s["sm_cta_time_cv"] == 0.0
+    assert s["clock_hz_first_wave"] == pytest.approx(2e9)
+    # one slow SM in the later waves shows up in its relative CTA time
+    end = start + np.where(sm == 2, 1.5, 1.0)
+    rel = sm_relative_time(sm, start, end, slots=1, sm_count=4)
+    assert rel[2] == pytest.approx(1.5) and rel[[0, 1, 3]] == pytest.approx([1.0, 1.0, 1.0])
+
+
+def _simulated_trace_file(tmp_path, cfg, Ms, N=4096, K=4096):
+    """A trace file in the collector's format, made from the simulator's own per-CTA trace."""
+    arrays, launches = {}, {}
+    for M in Ms:
+        r = run(GemmModel().workload(H200, GemmProblem(M, N, K), cfg), trace=True)
+        ns = lambda x: np.round(x * 1e9).astype(np.int64)  # noqa: E731
+        a = np.stack([r.trace.sm, ns(r.trace.start_s), ns(r.trace.end_s),
+                      ns(r.trace.end_s - r.trace.start_s) * 2], axis=1).astype(np.int32)
+        for rep in range(2):
+            arrays[trace_key(cfg.key, M, rep)] = a
+        launches[f"{cfg.key}/M{M}"] = {"ms": r.makespan_s * 1e3, "ms_traced": r.makespan_s * 1e3, "sm_clock_mhz": None}
+    path = tmp_path / "sim_trace.npz"
+    np.savez_compressed(path, **arrays)
+    path.with_suffix(".json").write_text(json.dumps({"N": N, "K": K, "Ms": Ms, "reps": 2, "columns": COLUMNS,
+                                                     "launches": launches}))
+    return path
+
+
+def test_report_of_the_simulators_own_trace_agrees_with_the_simulator(tmp_path):
+    cfg = LaunchConfig(64, 128, 64, 8, 4, 3)
+    path = _simulated_trace_file(tmp_path, cfg, [1024, 2560])
+    out = write_report([path], "h200", tmp_path / "rep")
+    assert {(r["M"], r["ctas_per_sm"]) for r in out["launches"]} == {(1024, 3), (2560, 3)}
+    for r in out["launches"]:
+        h, s = r["hardware"], r["simulated"]
+        assert h["sm_waves"] == s["sm_waves"] == -(-r["hardware"]["grid"] // (132 * 3))
+        assert h["span_s"] == pytest.approx(s["span_s"], rel=1e-4)  # ns rounding
+        assert h["cta_s_first_wave"] == pytest.approx(s["cta_s_first_wave"], rel=1e-4)
+        assert h["clock_hz_first_wave"] == pytest.approx(2e9, rel=1e-3)
+    md = (tmp_path / "rep/TRACES.md").read_text()
+    assert "| 3 | 2 | hardware |" in md and (tmp_path / "rep/sm_cta_time.png").stat().st_size > 0
+    assert any(p.name.endswith("_hw.png") for p in (tmp_path / "rep").iterdir())
+
+
+def test_a_malformed_trace_file_is_named(tmp_path):
+    p = tmp_path / "bad.npz"
+    np.savez(p, **{"x/M1/r0": np.zeros((3, 2), np.int32)})
+    with pytest.raises(FileNotFoundError, match="sidecar"):
+        load_traces(p)
+    p.with_suffix(".json").write_text("{}")
+    with pytest.raises(ValueError, match=r"shape \(3, 2\)"):
+        load_traces(p)
+
+
+@pytest.mark.skipif(not H200_TRACES, reason="no committed H200 traces")
+def test_replay_h200_traces_waves_and_topology():
+    """What the committed H200 traces show: with 1-2 CTAs/SM the SMs run exactly ceil(G / (132 x CTAs/SM))
+    SM-local waves and 1-CTA/SM launches stay synchronous; the bandwidth-bound 3-CTA/SM config has SMs that run
+    their later waves >10% faster than the median SM (the chip's topology, NOTES.md)."""
+    seen = 0
+    for f in H200_TRACES:
+        arrays, meta = load_traces(f)
+        for key, a in arrays.items():
+            cfg_key, m_txt, _ = key.split("/")
+            slots = config_occupancy(H200, LaunchConfig.from_key(cfg_key), "bf16")[0].ctas_per_sm
+            a = a.astype(np.int64)
+            assert a[:, 0].max() < H200.sm_count
+            s = launch_stats(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots, H200.sm_count)
+            waves = -(-len(a) // (H200.sm_count * slots))
+            # desynchronised SMs (several CTAs each, bandwidth-bound) may run more waves than the average
+            assert s["sm_waves"] == waves if slots <= 2 else s["sm_waves"] >= waves, key
+            if slots == 1 and s["sm_waves"] > 2:
+                assert s["last_wave_start_spread_s"] < 0.15 * s["cta_s_later_full_waves"], key
+            seen += 1
+        if "64x128x64_g8_w4_s3/M8192/r0" in arrays:
+            a = arrays["64x128x64_g8_w4_s3/M8192/r0"].astype(np.int64)
+            rel = sm_relative_time(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, 3, H200.sm_count)
+            assert np.sum(rel < 0.9) >= 12
+    assert seen >= 100

@@ -1,0 +1,71 @@
+"""The canonical GEMM with a per-CTA trace: which SM ran each program, and when it started and ended.
+
+The same tile code as validation/kernels/gemm.py (``gemm_tile``, inlined), bracketed by two reads of the
+GPU's global nanosecond timer (%globaltimer, the same clock on every SM) and of the SM's cycle counter
+(%clock64), plus %smid. Each program writes one row of ``TRACE_FIELDS`` (int64) to ``trace``. This is the
+hardware counterpart of wavesim's per-CTA trace (Result.trace: SM, start, end): it shows the dispatch
+order, how synchronous the waves are and whether SMs run at different speeds, none of which a kernel
+time can show. The timestamps cost a few instructions per CTA (validation/trace.py measures the traced
+and untraced kernel side by side).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from validation.kernels.gemm import gemm_tile, grid_size
+from wavetune.config import LaunchConfig
+
+TRACE_FIELDS = ("smid", "start_ns", "end_ns", "start_clk", "end_clk")
+
+
+@triton.jit
+def _read_special(REG: tl.constexpr):
+    # Not pure: each read must stay where it is written, not be merged or hoisted.
+    return tl.inline_asm_elementwise("mov.u64 $0, " + REG + ";", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+@triton.jit
+def _smid():
+    return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
+                       stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                       GROUP_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    t0 = _read_special("%globaltimer")
+    c0 = _read_special("%clock64")
+    gemm_tile(pid, a_ptr, b_ptr, c_ptr, M, N, K,
+              stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+    c1 = _read_special("%clock64")
+    t1 = _read_special("%globaltimer")
+    row = trace_ptr + pid.to(tl.int64) * 5
+    tl.store(row, _smid().to(tl.int64))
+    tl.store(row + 1, t0)
+    tl.store(row + 2, t1)
+    tl.store(row + 3, c0)
+    tl.store(row + 4, c1)
+
+
+def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None):
+    """C = A @ B like validation.kernels.gemm.gemm, also filling `trace` (int64, grid x 5, TRACE_FIELDS);
+    returns (C, trace)."""
+    import torch
+
+    M, K = a.shape
+    N = b.shape[1]
+    grid = grid_size(M, N, cfg)
+    if c is None:
+        c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+    if trace is None:
+        trace = torch.zeros((grid, len(TRACE_FIELDS)), device=a.device, dtype=torch.int64)
+    gemm_kernel_traced[(grid,)](
+        a, b, c, trace, M, N, K,
+        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BLOCK_M=cfg.BLOCK_M, BLOCK_N=cfg.BLOCK_N, BLOCK_K=cfg.BLOCK_K, GROUP_M=cfg.GROUP_M,
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    return c, trace

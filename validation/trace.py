@@ -1,0 +1,391 @@
+"""Per-CTA hardware traces of the canonical GEMM, and what they say about the block scheduler.
+
+Collect (GPU; validation/kernels/gemm_trace.py):
+
+    wavetune trace --configs wave-study --N 4096 --K 4096 --M 256:8192:256 \\
+        --reps 2 --out validation/data/h200/traces/trace_4096.npz
+
+For every (config, M, rep) it stores one int32 array, CTAs x (smid, start_ns, end_ns, cycles) with times
+from the launch's first CTA start, and in a JSON sidecar the traced and untraced kernel times (CUDA
+events, L2 flushed before each launch as in validation/profiler.py) and the SM clock. Analysis (CPU):
+`launch_stats` reduces one trace to the figures the simulator makes claims about (waves, how synchronous
+each wave starts, CTA time by wave, spread of SM speed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from wavetune.config import LaunchConfig
+
+COLUMNS = ("smid", "start_ns", "end_ns", "cycles")
+
+
+def trace_key(cfg_key: str, M: int, rep: int) -> str:
+    return f"{cfg_key}/M{M}/r{rep}"
+
+
+def parse_range(text: str) -> list[int]:
+    """'256:8192:256' -> [256, 512, ..., 8192] (inclusive); '64,128' -> [64, 128]."""
+    if ":" in text:
+        lo, hi, step = (int(x) for x in text.split(":"))
+        return list(range(lo, hi + 1, step))
+    return [int(x) for x in text.split(",")]
+
+
+# ============================================================================ collection (GPU)
+def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: int, out: Path,
+            timing_reps: int = 10, log=print) -> None:
+    import torch
+
+    from validation.kernels.gemm import gemm
+    from validation.kernels.gemm_trace import gemm_traced
+    from validation.profiler import L2_FLUSH_BYTES, _Clock
+
+    flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    clock = _Clock("cuda")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a_all = torch.randn((max(Ms), K), device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, dict] = {}
+
+    def timed(fn) -> float:
+        st = [torch.cuda.Event(enable_timing=True) for _ in range(timing_reps)]
+        en = [torch.cuda.Event(enable_timing=True) for _ in range(timing_reps)]
+        for s, e in zip(st, en):
+            flush.zero_()
+            s.record()
+            fn()
+            e.record()
+        torch.cuda.synchronize()
+        return float(np.median([s.elapsed_time(e) for s, e in zip(st, en)]))
+
+    t0 = time.perf_counter()
+    for cfg in configs:
+        for M in Ms:
+            a = a_all[:M]
+            c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+            gemm(a, b, cfg, c)
+            _, tr = gemm_traced(a, b, cfg, c)
+            torch.cuda.synchronize()
+            ms_plain = timed(lambda: gemm(a, b, cfg, c))
+            ms_traced = timed(lambda: gemm_traced(a, b, cfg, c, tr))
+            for r in range(reps):
+                flush.zero_()
+                gemm_traced(a, b, cfg, c, tr)
+                torch.cuda.synchronize()
+                t = tr.cpu().numpy()
+                base = t[:, 1].min()
+                arrays[trace_key(cfg.key, M, r)] = np.stack(
+                    [t[:, 0], t[:, 1] - base, t[:, 2] - base, t[:, 4] - t[:, 3]], axis=1).astype(np.int32)
+            meta[f"{cfg.key}/M{M}"] = {"ms": ms_plain, "ms_traced": ms_traced, "sm_clock_mhz": clock.sm_mhz()}
+        log(f"{cfg.key}: {len(Ms)} M traced ({time.perf_counter() - t0:.0f} s)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out, **arrays)
+    out.with_suffix(".json").write_text(json.dumps({
+        "N": N, "K": K, "Ms": Ms, "reps": reps, "columns": COLUMNS, "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__, "triton": __import__("triton").__version__, "launches": meta}, indent=1))
+
+
+# ============================================================================ analysis (CPU)
+def load_traces(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    """(arrays by trace_key, sidecar metadata) of a collected trace file."""
+    path = Path(path)
+    side = path.with_suffix(".json")
+    if not path.exists() or not side.exists():
+        raise FileNotFoundError(f"{path}: a trace needs the .npz and its .json sidecar (python3 -m validation.trace "
+                                f"collect writes both)")
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(side.read_text())
+    for k, a in arrays.items():
+        if a.ndim != 2 or a.shape[1] != len(COLUMNS):
+            raise ValueError(f"{path}: trace {k!r} has shape {a.shape}; expected (CTAs, {len(COLUMNS)}) = {COLUMNS}")
+    return arrays, meta
+
+
+def generations(sm: np.ndarray, start: np.ndarray, slots: int) -> np.ndarray:
+    """Per CTA: its rank among the CTAs its SM ran (by start time) // slots, i.e. the SM-local wave it
+    belongs to. Unlike the launch-order wave (index // capacity) this follows what each SM really did."""
+    gen = np.empty(len(sm), dtype=np.int64)
+    order = np.lexsort((start, sm))
+    s_sorted = sm[order]
+    first = np.r_[0, np.flatnonzero(np.diff(s_sorted)) + 1]
+    rank = np.arange(len(sm)) - np.repeat(first, np.diff(np.r_[first, len(sm)]))
+    gen[order] = rank // slots
+    return gen
+
+
+def launch_stats(sm, start_s, end_s, slots: int, sm_count: int, cycles=None) -> dict:
+    """What one launch's per-CTA trace says (times in seconds): SM-local waves, CTA time per wave, how
+    far apart the last wave's CTAs start (desynchronisation), SM-to-SM spread of CTA time, in-kernel clock."""
+    sm = np.asarray(sm, dtype=np.int64)
+    start_s, end_s = np.asarray(start_s, float), np.asarray(end_s, float)
+    dur = end_s - start_s
+    gen = generations(sm, start_s, slots)
+    n_gen = int(gen.max()) + 1
+    full = [g for g in range(n_gen) if np.sum(gen == g) >= 0.99 * sm_count * slots]
+    later = np.isin(gen, [g for g in full if g > 0])
+    last = gen == n_gen - 1
+    out = {"grid": int(len(sm)), "span_s": float(end_s.max() - start_s.min()), "sm_waves": n_gen,
+           "cta_s_first_wave": float(np.median(dur[gen == 0])),
+           "cta_s_later_full_waves": float(np.median(dur[later])) if later.any() else None,
+           "cta_s_last_wave": float(np.median(dur[last])) if n_gen > 1 else None,
+           "last_wave_start_spread_s": float(np.percentile(start_s[last], 90) - np.percentile(start_s[last], 10))
+           if n_gen > 1 else 0.0}
+    if later.any():
+        per_sm = np.array([dur[later & (sm == s)].mean() for s in np.unique(sm[later])])
+        out["sm_cta_time_cv"] = float(per_sm.std() / per_sm.mean())
+    if cycles is not None:
+        hz = np.asarray(cycles, float) / np.maximum(dur, 1e-12)
+        out["clock_hz_first_wave"] = float(np.median(hz[gen == 0]))
+        out["clock_hz_last_wave"] = float(np.median(hz[last]))
+    return out
+
+
+def sm_relative_time(sm, start_s, end_s, slots: int, sm_count: int) -> np.ndarray:
+    """Per SM (index = SM id): mean CTA time in the full waves after the first, over the median of SMs
+    (NaN for an SM that ran none). Systematic SM-to-SM differences show the chip's topology."""
+    sm = np.asarray(sm, dtype=np.int64)
+    dur = np.asarray(end_s, float) - np.asarray(start_s, float)
+    gen = generations(sm, np.asarray(start_s, float), slots)
+    full = [g for g in range(1, int(gen.max()) + 1) if np.sum(gen == g) >= 0.99 * sm_count * slots]
+    keep = np.isin(gen, full)
+    out = np.full(sm_count, np.nan)
+    for s in range(sm_count):
+        sel = keep & (sm == s)
+        if sel.any():
+            out[s] = dur[sel].mean()
+    return out / np.nanmedian(out) if np.isfinite(out).any() else out
+
+
+def hardware_result(arr: np.ndarray, sm_count: int, slots: int):
+    """A collected trace (COLUMNS, ns) as a wavesim SimResult (engine 'hardware'), for the same plots."""
+    from wavesim.result import SimResult, Trace
+
+    sm = arr[:, 0].astype(np.int64)
+    if sm.max() >= sm_count:
+        raise ValueError(f"trace names SM {sm.max()} but the GPU spec has {sm_count} SMs: wrong --gpu?")
+    start, end = arr[:, 1] * 1e-9, arr[:, 2] * 1e-9
+    busy = np.zeros(sm_count)
+    np.add.at(busy, sm, end - start)
+    return SimResult.build(span_s=float(end.max()), launch_overhead_s=0.0, grid=len(sm), sm_count=sm_count,
+                           slots_per_sm=slots, per_sm_busy_s=busy / slots, trace=Trace(sm, start, end),
+                           engine="hardware")
+
+
+def compare(trace_files, gpu: str, params=None) -> list[dict]:
+    """Per traced launch: the hardware's launch_stats and the simulator's (closed form, with `params`)."""
+    import hwspecs
+    from wavesim.engine import run
+    from wavesim.kernels.gemm import GemmModel, config_occupancy
+    from wavetune.config import GemmProblem
+
+    spec = hwspecs.load_gpu(gpu)
+    model = GemmModel()
+    rows = []
+    for f in trace_files:
+        arrays, meta = load_traces(f)
+        N, K = meta["N"], meta["K"]
+        for key in sorted(arrays):
+            if not key.endswith("/r0"):
+                continue
+            cfg_key, m_txt, _ = key.split("/")
+            cfg, M = LaunchConfig.from_key(cfg_key), int(m_txt[1:])
+            slots = config_occupancy(spec, cfg, "bf16")[0].ctas_per_sm
+            a = arrays[key].astype(np.int64)
+            hw = launch_stats(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots, spec.sm_count, cycles=a[:, 3])
+            r = run(model.workload(spec, GemmProblem(M, N, K), cfg, params), trace=True)
+            sim = launch_stats(r.trace.sm, r.trace.start_s, r.trace.end_s, slots, spec.sm_count)
+            reps = [arrays[k] for k in arrays if k.startswith(f"{cfg_key}/{m_txt}/")]
+            rows.append({"config": cfg_key, "ctas_per_sm": slots, "M": M, "N": N, "K": K, "file": str(f),
+                         "ms_untraced": meta["launches"][f"{cfg_key}/{m_txt}"]["ms"],
+                         "ms_traced": meta["launches"][f"{cfg_key}/{m_txt}"]["ms_traced"],
+                         "span_s_reps": [float((r_[:, 2].max() - r_[:, 1].min()) * 1e-9) for r_ in reps],
+                         "hardware": hw, "simulated": sim})
+    return rows
+
+
+def _median_of(rows, side, num, den=None):
+    vals = [r[side][num] / (r[side][den] if den else 1.0) for r in rows
+            if r[side].get(num) is not None and (den is None or r[side].get(den))]
+    return float(np.median(vals)) if vals else None
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    """Per CTAs/SM: medians over the traced launches of what tells the hardware's scheduler apart."""
+    out = []
+    for k in sorted({r["ctas_per_sm"] for r in rows}):
+        sel = [r for r in rows if r["ctas_per_sm"] == k]
+        multi = [r for r in sel if r["hardware"]["sm_waves"] > 2]
+        row = {"ctas_per_sm": k, "configs": sorted({r["config"] for r in sel}), "launches": len(sel),
+               "traced_over_untraced": float(np.median([r["ms_traced"] / r["ms_untraced"] for r in sel]))}
+        for side in ("hardware", "simulated"):
+            row[side] = {
+                "later_over_first_wave_cta_time": _median_of(multi, side, "cta_s_later_full_waves", "cta_s_first_wave"),
+                "last_over_later_wave_cta_time": _median_of(multi, side, "cta_s_last_wave", "cta_s_later_full_waves"),
+                "last_wave_start_spread_over_cta_time": _median_of(multi, side, "last_wave_start_spread_s",
+                                                                    "cta_s_later_full_waves"),
+                "sm_cta_time_cv": _median_of(multi, side, "sm_cta_time_cv")}
+        row["hardware"]["clock_mhz_first_wave"] = _median_of(sel, "hardware", "clock_hz_first_wave") / 1e6
+        row["hardware"]["clock_mhz_last_wave"] = _median_of(multi, "hardware", "clock_hz_last_wave") / 1e6 \
+            if multi else None
+        out.append(row)
+    return out
+
+
+def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label: str = "none") -> dict:
+    """TRACES.md, traces.json and PNGs (hardware vs simulated timelines, SM-to-SM CTA time) in out_dir."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import hwspecs
+    from wavesim.engine import run
+    from wavesim.kernels.gemm import GemmModel, config_occupancy
+    from wavesim.plots import plot_timeline
+    from wavetune.config import GemmProblem
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spec = hwspecs.load_gpu(gpu)
+    rows = compare(trace_files, gpu, params)
+    summary = summarize(rows)
+    (out_dir / "traces.json").write_text(json.dumps({"gpu": gpu, "calibration": calibration_label,
+                                                      "summary": summary, "launches": rows}, indent=1))
+    # timelines: per CTAs/SM, the largest traced launch of 3-5 SM-local waves, hardware and simulated
+    arrays = {}
+    for f in trace_files:
+        arrays.update({(k, str(f)): v for k, v in load_traces(f)[0].items()})
+    plots = []
+    for k in sorted({r["ctas_per_sm"] for r in rows}):
+        cand = [r for r in rows if r["ctas_per_sm"] == k and 3 <= r["hardware"]["sm_waves"] <= 5]
+        if not cand:
+            continue
+        r = max(cand, key=lambda r: (r["hardware"]["sm_waves"] - r["M"] * 1e-9, r["M"]))
+        cfg = LaunchConfig.from_key(r["config"])
+        a = arrays[(trace_key(r["config"], r["M"], 0), r["file"])]
+        name = f"timeline_{k}cta_{r['config']}_M{r['M']}"
+        plot_timeline(hardware_result(a, spec.sm_count, k), out_dir / f"{name}_hw.png", max_sms=24,
+                      title=f"H/W {r['config']} M={r['M']} ({k} CTA/SM): first 24 SMs, coloured by launch-order wave")
+        sim = run(GemmModel().workload(spec, GemmProblem(r["M"], r["N"], r["K"]), cfg, params), trace=True)
+        plot_timeline(sim, out_dir / f"{name}_sim.png", max_sms=24,
+                      title=f"simulated {r['config']} M={r['M']}: first 24 SMs")
+        plots.append((k, r["config"], r["M"], name))
+    # SM-to-SM: relative CTA time per SM id at the largest M of each config
+    fig, ax = plt.subplots(figsize=(10, 4), dpi=110)
+    for cfg_key in sorted({r["config"] for r in rows}):
+        r = max((r for r in rows if r["config"] == cfg_key), key=lambda r: r["M"])
+        a = arrays[(trace_key(cfg_key, r["M"], 0), r["file"])].astype(np.int64)
+        rel = sm_relative_time(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, r["ctas_per_sm"], spec.sm_count)
+        ax.plot(np.arange(spec.sm_count), rel, ".-", lw=0.6, ms=3, label=f"{cfg_key} ({r['ctas_per_sm']}/SM)")
+    ax.set_xlabel("SM id (%smid)")
+    ax.set_ylabel("CTA time / median SM's")
+    ax.set_title("CTA time per SM in the full waves after the first, largest traced M")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(out_dir / "sm_cta_time.png")
+    plt.close(fig)
+    _write_markdown(out_dir / "TRACES.md", gpu, calibration_label, trace_files, summary, rows, plots)
+    return {"summary": summary, "launches": rows}
+
+
+def _fmt(x, spec=".2f"):
+    return "-" if x is None else format(x, spec)
+
+
+def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, plots):
+    lines = ["# Per-CTA hardware traces against the simulator", "",
+             f"GPU `{gpu}`; traces: {', '.join(f'`{f}`' for f in trace_files)}; simulator calibration: "
+             f"{calibration_label}. Regenerate: `wavetune trace-report --gpu {gpu} --traces ... --out DIR`.", "",
+             "Per CTAs/SM, medians over the launches with more than two SM-local waves (an SM-local wave is a "
+             "CTA's rank among the CTAs its SM ran, divided by CTAs/SM):", "",
+             "| CTAs/SM | launches | side | later / first wave CTA time | last / later wave CTA time | "
+             "last wave start spread / CTA time | SM-to-SM CV of CTA time | in-kernel clock, first / last wave (MHz) |",
+             "|---:|---:|---|---:|---:|---:|---:|---|"]
+    for s in summary:
+        for side in ("hardware", "simulated"):
+            v = s[side]
+            clk = (f"{_fmt(v.get('clock_mhz_first_wave'), '.0f')} / {_fmt(v.get('clock_mhz_last_wave'), '.0f')}"
+                   if side == "hardware" else "boost clock")
+            lines.append(f"| {s['ctas_per_sm']} | {s['launches']} | {side} | "
+                         f"{_fmt(v['later_over_first_wave_cta_time'])} | {_fmt(v['last_over_later_wave_cta_time'])} | "
+                         f"{_fmt(v['last_wave_start_spread_over_cta_time'])} | {_fmt(v['sm_cta_time_cv'], '.3f')} | {clk} |")
+    lines += ["", f"Tracing cost: traced / untraced kernel time, median over launches: "
+                  f"{float(np.median([r['ms_traced'] / r['ms_untraced'] for r in rows])):.3f}.", "",
+              "![CTA time per SM](sm_cta_time.png)", ""]
+    for k, cfg, M, name in plots:
+        lines += [f"**{cfg}, M = {M} ({k} CTAs/SM)**: hardware, then simulated", "",
+                  f"![hardware]({name}_hw.png)", f"![simulated]({name}_sim.png)", ""]
+    lines += ["## Every traced launch", "",
+              "| config | CTAs/SM | M | SM waves (hw / sim) | span us (hw / sim) | first-wave CTA us (hw / sim) | "
+              "later-wave CTA us (hw / sim) | last-wave start spread us (hw) |",
+              "|---|---:|---:|---|---|---|---|---:|"]
+    us = lambda x: _fmt(None if x is None else x * 1e6, ".1f")  # noqa: E731
+    for r in rows:
+        h, m = r["hardware"], r["simulated"]
+        lines.append(f"| {r['config']} | {r['ctas_per_sm']} | {r['M']} | {h['sm_waves']} / {m['sm_waves']} | "
+                     f"{us(h['span_s'])} / {us(m['span_s'])} | {us(h['cta_s_first_wave'])} / {us(m['cta_s_first_wave'])} | "
+                     f"{us(h['cta_s_later_full_waves'])} / {us(m['cta_s_later_full_waves'])} | "
+                     f"{us(h['last_wave_start_spread_s'])} |")
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def register(sub) -> None:
+    """`wavetune trace` (collect on a GPU) and `wavetune trace-report` (offline)."""
+    c = sub.add_parser("trace", help="record per-CTA traces (SM, start, end, cycles) of the GEMM on the local GPU",
+                       description="Runs validation/kernels/gemm_trace.py for configs x M; writes OUT (.npz) and "
+                                   "its .json sidecar (kernel times traced and untraced, SM clock).")
+    c.add_argument("--configs", required=True,
+                   help="config space names (tuner/space.py), '+'-joined, or a JSONL file of configs")
+    c.add_argument("--N", type=int, required=True)
+    c.add_argument("--K", type=int, required=True)
+    c.add_argument("--M", required=True, help="lo:hi:step (inclusive) or a comma list")
+    c.add_argument("--reps", type=int, default=2, help="traced launches kept per (config, M)")
+    c.add_argument("--out", type=Path, required=True, help="the .npz to write")
+    c.set_defaults(func=_collect_cmd)
+    r = sub.add_parser("trace-report", help="hardware per-CTA traces against the simulator's (no GPU needed)",
+                       description="Per CTAs/SM: SM-local waves, CTA time by wave, desynchronisation, SM-to-SM "
+                                   "spread, in-kernel clock; TRACES.md, traces.json and PNG timelines.")
+    r.add_argument("--gpu", required=True)
+    r.add_argument("--traces", nargs="+", required=True, help=".npz files written by `wavetune trace`")
+    r.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
+    r.add_argument("--out", required=True, help="output directory")
+    r.set_defaults(func=_report_cmd)
+
+
+def _collect_cmd(a) -> int:
+    from tuner.space import load_space
+
+    collect(load_space(a.configs), a.N, a.K, parse_range(a.M), a.reps, a.out)
+    return 0
+
+
+def _report_cmd(a) -> int:
+    from wavesim.calibration import load_calibration
+
+    params = None if a.calibration == "none" else load_calibration(a.calibration, a.gpu)
+    label = "none (specs and priors)" if params is None else f"`{a.calibration}`"
+    out = write_report(a.traces, a.gpu, a.out, params, label)
+    for s in out["summary"]:
+        h = s["hardware"]
+        print(f"{s['ctas_per_sm']} CTA/SM: later/first wave CTA time {_fmt(h['later_over_first_wave_cta_time'])}, "
+              f"last-wave start spread / CTA time {_fmt(h['last_wave_start_spread_over_cta_time'])}, "
+              f"SM-to-SM CV {_fmt(h['sm_cta_time_cv'], '.3f')}")
+    print(f"TRACES.md, traces.json and plots in {a.out}")
+    return 0
+
+
+if __name__ == "__main__":  # `python3 -m validation.trace trace ...` on a GPU machine
+    _parser = argparse.ArgumentParser(prog="python3 -m validation.trace")
+    register(_parser.add_subparsers(dest="command", required=True))
+    _args = _parser.parse_args()
+    sys.exit(_args.func(_args))
