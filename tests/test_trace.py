@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import hwspecs
-from validation.trace import (COLUMNS, generations, launch_stats, load_traces, sm_relative_time, trace_key,
-                              write_report)
+from validation.trace import (COLUMNS, _ranges, generations, launch_stats, load_traces, sm_classes,
+                              sm_relative_time, trace_key, write_report)
 from wavesim.engine import run
 from wavesim.kernels.gemm import GemmModel, config_occupancy
 from wavetune.config import GemmProblem, LaunchConfig
@@ -18,6 +18,7 @@ from wavetune.config import GemmProblem, LaunchConfig
 ROOT = Path(__file__).resolve().parent.parent
 H200_TRACES = sorted((ROOT / "validation/data/h200/traces").glob("trace_*.npz"))
 H200 = hwspecs.load_gpu("h200")
+GPC_LAYOUT = ROOT / "validation/data/h200/gpc_layout.json"
 
 
 def test_generations_follow_each_sm_not_launch_order():
@@ -73,7 +74,7 @@ def test_report_of_the_simulators_own_trace_agrees_with_the_simulator(tmp_path):
         assert h["cta_s_first_wave"] == pytest.approx(s["cta_s_first_wave"], rel=1e-4)
         assert h["clock_hz_first_wave"] == pytest.approx(2e9, rel=1e-3)
     md = (tmp_path / "rep/TRACES.md").read_text()
-    assert "| 3 | 2 | hardware |" in md and (tmp_path / "rep/sm_cta_time.png").stat().st_size > 0
+    assert "| 4096 x 4096 | 3 | 2 | hardware |" in md and (tmp_path / "rep/sm_cta_time_4096x4096.png").stat().st_size > 0
     assert any(p.name.endswith("_hw.png") for p in (tmp_path / "rep").iterdir())
 
 
@@ -112,3 +113,27 @@ def test_replay_h200_traces_waves_and_topology():
             rel = sm_relative_time(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, 3, H200.sm_count)
             assert np.sum(rel < 0.9) >= 12
     assert seen >= 100
+
+
+def test_sm_classes_and_ranges():
+    rel = np.array([1.0, 0.85, 0.86, 1.0, 1.06, 1.0, 0.8])
+    assert sm_classes(rel) == {"fast": [1, 2, 6], "slow": [4]}
+    assert _ranges([1, 2, 6]) == "1-2, 6" and _ranges([]) == "none"
+
+
+@pytest.mark.skipif(not (H200_TRACES and GPC_LAYOUT.exists()), reason="no committed H200 traces / GPC layout")
+def test_replay_h200_slow_sms_are_the_two_largest_gpcs():
+    """The cluster probe found GPCs of 18 SMs; in the bandwidth-bound 64x64x32 waves exactly their SMs
+    are the slow ones, on both traced layers (TRACES.md)."""
+    gpcs = json.loads(GPC_LAYOUT.read_text())["gpcs"]
+    assert sorted(s for g in gpcs for s in g) == list(range(H200.sm_count))  # a partition of the SMs
+    largest = sorted(s for g in gpcs if len(g) == max(map(len, gpcs)) for s in g)
+    checked = 0
+    for f in H200_TRACES:
+        arrays, _ = load_traces(f)
+        if "64x64x32_g8_w4_s2/M8192/r0" in arrays:
+            a = arrays["64x64x32_g8_w4_s2/M8192/r0"].astype(np.int64)
+            rel = sm_relative_time(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, 8, H200.sm_count)
+            assert sm_classes(rel)["slow"] == largest, f
+            checked += 1
+    assert checked >= 2

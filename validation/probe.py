@@ -3,7 +3,11 @@ simulator's calibration starts from. `python3 -m validation.probe --out device_q
 
 Measures: the device properties torch exposes; DRAM bandwidth (large device-to-device copy, bytes read
 plus written); the dense bf16 matmul rate through cuBLAS at 8192^3 (random data); the time of an empty
-Triton kernel between CUDA events (GPU-side launch cost) and the host-side issue rate of launches."""
+Triton kernel between CUDA events (GPU-side launch cost) and the host-side issue rate of launches.
+
+`--gpcs` instead maps the SMs to GPCs (Hopper and later): the CTAs of one thread-block cluster always run
+in one GPC, so launching many clusters and joining the SMs that ever shared a cluster gives the GPCs
+(`gpc_layout`)."""
 
 from __future__ import annotations
 
@@ -95,11 +99,66 @@ def probe() -> dict:
     return res
 
 
+def gpc_layout(cluster_sizes=(2, 4, 8, 16), launches: int = 20, spin_ns: int = 50_000) -> dict:
+    """SMs grouped by GPC: union of the SMs each cluster ran on, over many launches of clusters that
+    spin for spin_ns (so clusters are co-resident and land everywhere). Needs sm_90+ (num_ctas > 1)."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def cluster_smids(out_ptr, spin, C: tl.constexpr):
+        cid = tl.program_id(0)  # the cluster's index when num_ctas > 1
+        smid = tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        t = t0
+        while t - t0 < spin:
+            t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False,
+                                          pack=1)
+        # a tensor store is split across the cluster's CTAs (a scalar one would be made by CTA 0 only):
+        # each CTA writes its SM id into the 32 slots it owns
+        offs = tl.arange(0, C * 32)
+        tl.store(out_ptr + cid * C * 32 + offs, tl.zeros((C * 32,), tl.int32) + smid)
+
+    sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+    parent = list(range(sm_count))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    seen = {}
+    for C in cluster_sizes:
+        clusters = 2 * sm_count // C
+        out = torch.full((clusters * C * 32,), -1, dtype=torch.int32, device="cuda")
+        try:
+            for _ in range(launches):
+                cluster_smids[(clusters,)](out, spin_ns, C=C, num_warps=1, num_ctas=C)
+                torch.cuda.synchronize()
+                ids = out.view(clusters, C * 32).cpu().numpy()
+                for row in ids:
+                    sms = sorted({int(x) for x in row if x >= 0})
+                    for a in sms[1:]:
+                        parent[find(a)] = find(sms[0])
+            seen[C] = "ok"
+        except Exception as e:  # noqa: BLE001 - a size the GPU refuses (16 is non-portable) is reported, not fatal
+            seen[C] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    groups: dict[int, list[int]] = {}
+    for sm in range(sm_count):
+        groups.setdefault(find(sm), []).append(sm)
+    gpcs = sorted(groups.values(), key=lambda g: g[0])
+    return {"gpu": torch.cuda.get_device_name(), "sm_count": sm_count, "cluster_sizes": seen,
+            "launches_per_size": launches, "gpc_sizes": [len(g) for g in gpcs], "gpcs": gpcs}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--gpcs", action="store_true", help="map SMs to GPCs with thread-block clusters instead")
     args = ap.parse_args()
-    res = probe()
+    res = gpc_layout() if args.gpcs else probe()
     with open(args.out, "w") as f:
         json.dump(res, f, indent=1, default=str)
     print(json.dumps({k: v for k, v in res.items() if k != "device_properties"}, default=str)[:3000])

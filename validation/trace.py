@@ -220,12 +220,13 @@ def _median_of(rows, side, num, den=None):
 
 
 def summarize(rows: list[dict]) -> list[dict]:
-    """Per CTAs/SM: medians over the traced launches of what tells the hardware's scheduler apart."""
+    """Per layer (N, K) and CTAs/SM: medians over the traced launches of what tells the hardware's
+    scheduler apart."""
     out = []
-    for k in sorted({r["ctas_per_sm"] for r in rows}):
-        sel = [r for r in rows if r["ctas_per_sm"] == k]
+    for N, K, k in sorted({(r["N"], r["K"], r["ctas_per_sm"]) for r in rows}):
+        sel = [r for r in rows if (r["N"], r["K"], r["ctas_per_sm"]) == (N, K, k)]
         multi = [r for r in sel if r["hardware"]["sm_waves"] > 2]
-        row = {"ctas_per_sm": k, "configs": sorted({r["config"] for r in sel}), "launches": len(sel),
+        row = {"N": N, "K": K, "ctas_per_sm": k, "configs": sorted({r["config"] for r in sel}), "launches": len(sel),
                "traced_over_untraced": float(np.median([r["ms_traced"] / r["ms_untraced"] for r in sel]))}
         for side in ("hardware", "simulated"):
             row[side] = {
@@ -241,8 +242,28 @@ def summarize(rows: list[dict]) -> list[dict]:
     return out
 
 
-def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label: str = "none") -> dict:
-    """TRACES.md, traces.json and PNGs (hardware vs simulated timelines, SM-to-SM CTA time) in out_dir."""
+def _ranges(ids) -> str:
+    """[32, 33, 34, 40] -> '32-34, 40'."""
+    ids = sorted(int(i) for i in ids)
+    out, start = [], None
+    for i, x in enumerate(ids):
+        if start is None:
+            start = x
+        if i + 1 == len(ids) or ids[i + 1] != x + 1:
+            out.append(f"{start}" if start == x else f"{start}-{x}")
+            start = None
+    return ", ".join(out) or "none"
+
+
+def sm_classes(rel: np.ndarray, fast: float = 0.9, slow: float = 1.04) -> dict:
+    """SMs whose relative CTA time (sm_relative_time) is below `fast` or above `slow`."""
+    return {"fast": np.flatnonzero(rel < fast).tolist(), "slow": np.flatnonzero(rel > slow).tolist()}
+
+
+def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label: str = "none",
+                 gpc_layout: str | Path | None = None) -> dict:
+    """TRACES.md, traces.json and PNGs (hardware vs simulated timelines, CTA time per SM) in out_dir;
+    `gpc_layout`: a file of `python3 -m validation.probe --gpcs`, to name the GPCs of the SMs."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -250,24 +271,25 @@ def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label:
 
     import hwspecs
     from wavesim.engine import run
-    from wavesim.kernels.gemm import GemmModel, config_occupancy
+    from wavesim.kernels.gemm import GemmModel
     from wavesim.plots import plot_timeline
     from wavetune.config import GemmProblem
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     spec = hwspecs.load_gpu(gpu)
+    gpcs = json.loads(Path(gpc_layout).read_text())["gpcs"] if gpc_layout else None
     rows = compare(trace_files, gpu, params)
     summary = summarize(rows)
-    (out_dir / "traces.json").write_text(json.dumps({"gpu": gpu, "calibration": calibration_label,
-                                                      "summary": summary, "launches": rows}, indent=1))
-    # timelines: per CTAs/SM, the largest traced launch of 3-5 SM-local waves, hardware and simulated
     arrays = {}
     for f in trace_files:
         arrays.update({(k, str(f)): v for k, v in load_traces(f)[0].items()})
+    layers = sorted({(r["N"], r["K"]) for r in rows})
+    # timelines (first layer): per CTAs/SM, the largest traced launch of 3-5 SM-local waves, hw and simulated
     plots = []
     for k in sorted({r["ctas_per_sm"] for r in rows}):
-        cand = [r for r in rows if r["ctas_per_sm"] == k and 3 <= r["hardware"]["sm_waves"] <= 5]
+        cand = [r for r in rows if r["ctas_per_sm"] == k and (r["N"], r["K"]) == layers[0]
+                and 3 <= r["hardware"]["sm_waves"] <= 5]
         if not cand:
             continue
         r = max(cand, key=lambda r: (r["hardware"]["sm_waves"] - r["M"] * 1e-9, r["M"]))
@@ -280,59 +302,78 @@ def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label:
         plot_timeline(sim, out_dir / f"{name}_sim.png", max_sms=24,
                       title=f"simulated {r['config']} M={r['M']}: first 24 SMs")
         plots.append((k, r["config"], r["M"], name))
-    # SM-to-SM: relative CTA time per SM id at the largest M of each config
-    fig, ax = plt.subplots(figsize=(10, 4), dpi=110)
-    for cfg_key in sorted({r["config"] for r in rows}):
-        r = max((r for r in rows if r["config"] == cfg_key), key=lambda r: r["M"])
-        a = arrays[(trace_key(cfg_key, r["M"], 0), r["file"])].astype(np.int64)
-        rel = sm_relative_time(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, r["ctas_per_sm"], spec.sm_count)
-        ax.plot(np.arange(spec.sm_count), rel, ".-", lw=0.6, ms=3, label=f"{cfg_key} ({r['ctas_per_sm']}/SM)")
-    ax.set_xlabel("SM id (%smid)")
-    ax.set_ylabel("CTA time / median SM's")
-    ax.set_title("CTA time per SM in the full waves after the first, largest traced M")
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(out_dir / "sm_cta_time.png")
-    plt.close(fig)
-    _write_markdown(out_dir / "TRACES.md", gpu, calibration_label, trace_files, summary, rows, plots)
-    return {"summary": summary, "launches": rows}
+    # CTA time per SM id at the largest M of each config, one plot per layer, with the SM classes
+    classes = []
+    for N, K in layers:
+        fig, ax = plt.subplots(figsize=(10, 4.4), dpi=110)
+        for cfg_key in sorted({r["config"] for r in rows if (r["N"], r["K"]) == (N, K)}):
+            r = max((r for r in rows if r["config"] == cfg_key and (r["N"], r["K"]) == (N, K)), key=lambda r: r["M"])
+            a = arrays[(trace_key(cfg_key, r["M"], 0), r["file"])].astype(np.int64)
+            rel = sm_relative_time(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, r["ctas_per_sm"], spec.sm_count)
+            ax.plot(np.arange(spec.sm_count), rel, ".-", lw=0.6, ms=3, label=f"{cfg_key} ({r['ctas_per_sm']}/SM)")
+            classes.append({"N": N, "K": K, "config": cfg_key, "M": r["M"], **sm_classes(rel)})
+        if gpcs:
+            lo = ax.get_ylim()[0]
+            for g, members in enumerate(gpcs):
+                ax.scatter(members, [lo] * len(members), marker="s", s=9, color=plt.get_cmap("tab20")(g % 20))
+        ax.set_xlabel("SM id (%smid)" + ("; squares: GPC (colour), from the cluster probe" if gpcs else ""))
+        ax.set_ylabel("CTA time / median SM's")
+        ax.set_title(f"N={N}, K={K}: CTA time per SM in the full waves after the first, largest traced M")
+        ax.legend(fontsize=6, ncol=2)
+        fig.tight_layout()
+        fig.savefig(out_dir / f"sm_cta_time_{N}x{K}.png")
+        plt.close(fig)
+    (out_dir / "traces.json").write_text(json.dumps({"gpu": gpu, "calibration": calibration_label,
+                                                      "gpcs": gpcs, "summary": summary, "sm_classes": classes,
+                                                      "launches": rows}, indent=1))
+    _write_markdown(out_dir / "TRACES.md", gpu, calibration_label, trace_files, summary, rows, plots, classes,
+                    layers, gpcs)
+    return {"summary": summary, "launches": rows, "sm_classes": classes}
 
 
 def _fmt(x, spec=".2f"):
     return "-" if x is None else format(x, spec)
 
 
-def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, plots):
+def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, plots, classes, layers, gpcs):
     lines = ["# Per-CTA hardware traces against the simulator", "",
              f"GPU `{gpu}`; traces: {', '.join(f'`{f}`' for f in trace_files)}; simulator calibration: "
              f"{calibration_label}. Regenerate: `wavetune trace-report --gpu {gpu} --traces ... --out DIR`.", "",
-             "Per CTAs/SM, medians over the launches with more than two SM-local waves (an SM-local wave is a "
-             "CTA's rank among the CTAs its SM ran, divided by CTAs/SM):", "",
-             "| CTAs/SM | launches | side | later / first wave CTA time | last / later wave CTA time | "
+             "Per layer and CTAs/SM, medians over the launches with more than two SM-local waves (an SM-local "
+             "wave is a CTA's rank among the CTAs its SM ran, divided by CTAs/SM):", "",
+             "| N x K | CTAs/SM | launches | side | later / first wave CTA time | last / later wave CTA time | "
              "last wave start spread / CTA time | SM-to-SM CV of CTA time | in-kernel clock, first / last wave (MHz) |",
-             "|---:|---:|---|---:|---:|---:|---:|---|"]
+             "|---|---:|---:|---|---:|---:|---:|---:|---|"]
     for s in summary:
         for side in ("hardware", "simulated"):
             v = s[side]
             clk = (f"{_fmt(v.get('clock_mhz_first_wave'), '.0f')} / {_fmt(v.get('clock_mhz_last_wave'), '.0f')}"
                    if side == "hardware" else "boost clock")
-            lines.append(f"| {s['ctas_per_sm']} | {s['launches']} | {side} | "
+            lines.append(f"| {s['N']} x {s['K']} | {s['ctas_per_sm']} | {s['launches']} | {side} | "
                          f"{_fmt(v['later_over_first_wave_cta_time'])} | {_fmt(v['last_over_later_wave_cta_time'])} | "
                          f"{_fmt(v['last_wave_start_spread_over_cta_time'])} | {_fmt(v['sm_cta_time_cv'], '.3f')} | {clk} |")
     lines += ["", f"Tracing cost: traced / untraced kernel time, median over launches: "
                   f"{float(np.median([r['ms_traced'] / r['ms_untraced'] for r in rows])):.3f}.", "",
-              "![CTA time per SM](sm_cta_time.png)", ""]
+              "## CTA time per SM", "",
+              "SMs whose CTAs take < 0.9x (fast) or > 1.04x (slow) the median SM's time in the full waves after the "
+              "first, at each config's largest traced M" + (" (GPC sizes from the cluster probe: "
+                                                             f"{[len(g) for g in gpcs]})" if gpcs else "") + ":", "",
+              "| N x K | config | M | fast SMs | slow SMs |", "|---|---|---:|---|---|"]
+    for c in classes:
+        lines.append(f"| {c['N']} x {c['K']} | {c['config']} | {c['M']} | {len(c['fast'])}: {_ranges(c['fast'])} | "
+                     f"{len(c['slow'])}: {_ranges(c['slow'])} |")
+    lines += [""] + [f"![CTA time per SM, N={N} K={K}](sm_cta_time_{N}x{K}.png)" for N, K in layers] + [""]
     for k, cfg, M, name in plots:
-        lines += [f"**{cfg}, M = {M} ({k} CTAs/SM)**: hardware, then simulated", "",
-                  f"![hardware]({name}_hw.png)", f"![simulated]({name}_sim.png)", ""]
+        lines += [f"**{cfg}, M = {M}, N x K = {layers[0][0]} x {layers[0][1]} ({k} CTAs/SM)**: hardware, then "
+                  "simulated", "", f"![hardware]({name}_hw.png)", f"![simulated]({name}_sim.png)", ""]
     lines += ["## Every traced launch", "",
-              "| config | CTAs/SM | M | SM waves (hw / sim) | span us (hw / sim) | first-wave CTA us (hw / sim) | "
+              "| N x K | config | CTAs/SM | M | SM waves (hw / sim) | span us (hw / sim) | first-wave CTA us (hw / sim) | "
               "later-wave CTA us (hw / sim) | last-wave start spread us (hw) |",
-              "|---|---:|---:|---|---|---|---|---:|"]
+              "|---|---|---:|---:|---|---|---|---|---:|"]
     us = lambda x: _fmt(None if x is None else x * 1e6, ".1f")  # noqa: E731
     for r in rows:
         h, m = r["hardware"], r["simulated"]
-        lines.append(f"| {r['config']} | {r['ctas_per_sm']} | {r['M']} | {h['sm_waves']} / {m['sm_waves']} | "
+        lines.append(f"| {r['N']} x {r['K']} | {r['config']} | {r['ctas_per_sm']} | {r['M']} | {h['sm_waves']} / {m['sm_waves']} | "
                      f"{us(h['span_s'])} / {us(m['span_s'])} | {us(h['cta_s_first_wave'])} / {us(m['cta_s_first_wave'])} | "
                      f"{us(h['cta_s_later_full_waves'])} / {us(m['cta_s_later_full_waves'])} | "
                      f"{us(h['last_wave_start_spread_s'])} |")
@@ -358,6 +399,7 @@ def register(sub) -> None:
     r.add_argument("--gpu", required=True)
     r.add_argument("--traces", nargs="+", required=True, help=".npz files written by `wavetune trace`")
     r.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
+    r.add_argument("--gpc-layout", default=None, help="a file of `python3 -m validation.probe --gpcs` (names GPCs)")
     r.add_argument("--out", required=True, help="output directory")
     r.set_defaults(func=_report_cmd)
 
@@ -374,10 +416,10 @@ def _report_cmd(a) -> int:
 
     params = None if a.calibration == "none" else load_calibration(a.calibration, a.gpu)
     label = "none (specs and priors)" if params is None else f"`{a.calibration}`"
-    out = write_report(a.traces, a.gpu, a.out, params, label)
+    out = write_report(a.traces, a.gpu, a.out, params, label, a.gpc_layout)
     for s in out["summary"]:
         h = s["hardware"]
-        print(f"{s['ctas_per_sm']} CTA/SM: later/first wave CTA time {_fmt(h['later_over_first_wave_cta_time'])}, "
+        print(f"{s['N']}x{s['K']}, {s['ctas_per_sm']} CTA/SM: later/first wave CTA time {_fmt(h['later_over_first_wave_cta_time'])}, "
               f"last-wave start spread / CTA time {_fmt(h['last_wave_start_spread_over_cta_time'])}, "
               f"SM-to-SM CV {_fmt(h['sm_cta_time_cv'], '.3f')}")
     print(f"TRACES.md, traces.json and plots in {a.out}")
