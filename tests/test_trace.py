@@ -137,3 +137,17 @@ def test_replay_h200_slow_sms_are_the_two_largest_gpcs():
             assert sm_classes(rel)["slow"] == largest, f
             checked += 1
     assert checked >= 2
+
+
+def test_trace_cli_names_bad_input_and_a_missing_gpu(capsys):
+    from validation.trace import parse_range
+    from wavetune.cli import main
+
+    assert parse_range("256:1024:256") == [256, 512, 768, 1024] and parse_range("64,128") == [64, 128]
+    for bad in ("256:1024", "a,b", "0,64", "256:1024:0"):
+        with pytest.raises(ValueError, match="--M"):
+            parse_range(bad)
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        rc = main(["trace", "--configs", "wave-study", "--N", "4096", "--K", "4096", "--M", "256", "--out", "x.npz"])
+        assert rc == 2 and "no CUDA GPU is visible" in capsys.readouterr().err

@@ -33,10 +33,18 @@ def trace_key(cfg_key: str, M: int, rep: int) -> str:
 
 def parse_range(text: str) -> list[int]:
     """'256:8192:256' -> [256, 512, ..., 8192] (inclusive); '64,128' -> [64, 128]."""
-    if ":" in text:
-        lo, hi, step = (int(x) for x in text.split(":"))
-        return list(range(lo, hi + 1, step))
-    return [int(x) for x in text.split(",")]
+    try:
+        if ":" in text:
+            lo, hi, step = (int(x) for x in text.split(":"))
+            out = list(range(lo, hi + 1, step)) if step > 0 else []
+        else:
+            out = [int(x) for x in text.split(",")]
+    except ValueError:
+        out = []
+    if not out or min(out) < 1:
+        raise ValueError(f"--M {text!r}: expected LO:HI:STEP (inclusive, STEP > 0) or a comma list of positive "
+                         f"integers, e.g. 256:8192:256 or 64,128")
+    return out
 
 
 # ============================================================================ collection (GPU)
@@ -407,7 +415,16 @@ def register(sub) -> None:
 def _collect_cmd(a) -> int:
     from tuner.space import load_space
 
-    collect(load_space(a.configs), a.N, a.K, parse_range(a.M), a.reps, a.out)
+    configs, Ms = load_space(a.configs), parse_range(a.M)  # bad input fails before any GPU work
+    try:
+        import torch
+    except ImportError:
+        raise ValueError("wavetune trace runs kernels: install the 'gpu' extra (torch, triton) on a machine "
+                         "with an NVIDIA GPU; `wavetune trace-report` reads its files anywhere") from None
+    if not torch.cuda.is_available():
+        raise ValueError("no CUDA GPU is visible: `wavetune trace` needs one (sm_70+; %globaltimer and %smid "
+                         "are PTX special registers); `wavetune trace-report` reads its files anywhere")
+    collect(configs, a.N, a.K, Ms, a.reps, a.out)
     return 0
 
 
