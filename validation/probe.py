@@ -106,19 +106,20 @@ def gpc_layout(cluster_sizes=(2, 4, 8, 16), launches: int = 20, spin_ns: int = 5
     import triton
     import triton.language as tl
 
+    from validation.kernels.gemm_trace import read_u64, smid
+
     @triton.jit
     def cluster_smids(out_ptr, spin, C: tl.constexpr):
         cid = tl.program_id(0)  # the cluster's index when num_ctas > 1
-        smid = tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
-        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        sm = smid()
+        t0 = read_u64("%globaltimer")
         t = t0
         while t - t0 < spin:
-            t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False,
-                                          pack=1)
+            t = read_u64("%globaltimer")
         # a tensor store is split across the cluster's CTAs (a scalar one would be made by CTA 0 only):
         # each CTA writes its SM id into the 32 slots it owns
         offs = tl.arange(0, C * 32)
-        tl.store(out_ptr + cid * C * 32 + offs, tl.zeros((C * 32,), tl.int32) + smid)
+        tl.store(out_ptr + cid * C * 32 + offs, tl.zeros((C * 32,), tl.int32) + sm)
 
     sm_count = torch.cuda.get_device_properties(0).multi_processor_count
     parent = list(range(sm_count))

@@ -21,13 +21,15 @@ TRACE_FIELDS = ("smid", "start_ns", "end_ns", "start_clk", "end_clk")
 
 
 @triton.jit
-def _read_special(REG: tl.constexpr):
+def read_u64(REG: tl.constexpr):
+    """A 64-bit PTX special register, e.g. '%globaltimer' or '%clock64'."""
     # Not pure: each read must stay where it is written, not be merged or hoisted.
     return tl.inline_asm_elementwise("mov.u64 $0, " + REG + ";", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
 
 
 @triton.jit
-def _smid():
+def smid():
+    """The id of the SM running this CTA (%smid)."""
     return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
 
 
@@ -37,14 +39,14 @@ def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                        GROUP_M: tl.constexpr):
     pid = tl.program_id(axis=0)
-    t0 = _read_special("%globaltimer")
-    c0 = _read_special("%clock64")
+    t0 = read_u64("%globaltimer")
+    c0 = read_u64("%clock64")
     gemm_tile(pid, a_ptr, b_ptr, c_ptr, M, N, K,
               stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
-    c1 = _read_special("%clock64")
-    t1 = _read_special("%globaltimer")
+    c1 = read_u64("%clock64")
+    t1 = read_u64("%globaltimer")
     row = trace_ptr + pid.to(tl.int64) * 5
-    tl.store(row, _smid().to(tl.int64))
+    tl.store(row, smid().to(tl.int64))
     tl.store(row + 1, t0)
     tl.store(row + 2, t1)
     tl.store(row + 3, c0)
