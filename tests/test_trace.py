@@ -151,3 +151,11 @@ def test_trace_cli_names_bad_input_and_a_missing_gpu(capsys):
     if not torch.cuda.is_available():
         rc = main(["trace", "--configs", "wave-study", "--N", "4096", "--K", "4096", "--M", "256", "--out", "x.npz"])
         assert rc == 2 and "no CUDA GPU is visible" in capsys.readouterr().err
+
+
+def test_join_clusters_groups_sms_that_shared_a_cluster():
+    from validation.probe import join_clusters
+
+    # clusters {0,2}, {2,4}, {1,3}: two GPCs {0,2,4} and {1,3}; SM 5 never shared one
+    assert join_clusters([[0, 2], [4, 2, 2], [1, 3]], 6) == [[0, 2, 4], [1, 3], [5]]
+    assert join_clusters([], 3) == [[0], [1], [2]]

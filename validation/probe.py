@@ -99,8 +99,29 @@ def probe() -> dict:
     return res
 
 
+def join_clusters(sm_sets, sm_count: int) -> list[list[int]]:
+    """Groups of SMs connected by sharing a cluster (union-find), each sorted, ordered by first SM. An SM
+    no cluster joined to others stays alone: a small group can be part of a GPC no sampled cluster spanned."""
+    parent = list(range(sm_count))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for sms in sm_sets:
+        sms = sorted(set(int(x) for x in sms))
+        for a in sms[1:]:
+            parent[find(a)] = find(sms[0])
+    groups: dict[int, list[int]] = {}
+    for sm in range(sm_count):
+        groups.setdefault(find(sm), []).append(sm)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
 def gpc_layout(cluster_sizes=(2, 4, 8, 16), launches: int = 20, spin_ns: int = 50_000) -> dict:
-    """SMs grouped by GPC: union of the SMs each cluster ran on, over many launches of clusters that
+    """SMs grouped by GPC: join_clusters over the SMs each cluster ran on, in many launches of clusters that
     spin for spin_ns (so clusters are co-resident and land everywhere). Needs sm_90+ (num_ctas > 1)."""
     import torch
     import triton
@@ -122,15 +143,7 @@ def gpc_layout(cluster_sizes=(2, 4, 8, 16), launches: int = 20, spin_ns: int = 5
         tl.store(out_ptr + cid * C * 32 + offs, tl.zeros((C * 32,), tl.int32) + sm)
 
     sm_count = torch.cuda.get_device_properties(0).multi_processor_count
-    parent = list(range(sm_count))
-
-    def find(a):
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    seen = {}
+    sm_sets, seen = [], {}
     for C in cluster_sizes:
         clusters = 2 * sm_count // C
         out = torch.full((clusters * C * 32,), -1, dtype=torch.int32, device="cuda")
@@ -138,18 +151,11 @@ def gpc_layout(cluster_sizes=(2, 4, 8, 16), launches: int = 20, spin_ns: int = 5
             for _ in range(launches):
                 cluster_smids[(clusters,)](out, spin_ns, C=C, num_warps=1, num_ctas=C)
                 torch.cuda.synchronize()
-                ids = out.view(clusters, C * 32).cpu().numpy()
-                for row in ids:
-                    sms = sorted({int(x) for x in row if x >= 0})
-                    for a in sms[1:]:
-                        parent[find(a)] = find(sms[0])
+                sm_sets += [[x for x in row if x >= 0] for row in out.view(clusters, C * 32).cpu().tolist()]
             seen[C] = "ok"
         except Exception as e:  # noqa: BLE001 - a size the GPU refuses (16 is non-portable) is reported, not fatal
             seen[C] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-    groups: dict[int, list[int]] = {}
-    for sm in range(sm_count):
-        groups.setdefault(find(sm), []).append(sm)
-    gpcs = sorted(groups.values(), key=lambda g: g[0])
+    gpcs = join_clusters(sm_sets, sm_count)
     return {"gpu": torch.cuda.get_device_name(), "sm_count": sm_count, "cluster_sizes": seen,
             "launches_per_size": launches, "gpc_sizes": [len(g) for g in gpcs], "gpcs": gpcs}
 

@@ -7,7 +7,8 @@ Collect (GPU; validation/kernels/gemm_trace.py):
 
 For every (config, M, rep) it stores one int32 array, CTAs x (smid, start_ns, end_ns, cycles) with times
 from the launch's first CTA start, and in a JSON sidecar the traced and untraced kernel times (CUDA
-events, L2 flushed before each launch as in validation/profiler.py) and the SM clock. Analysis (CPU):
+events, L2 flushed before each launch as in validation/profiler.py) and NVML's SM clock (read between
+launches, so not the clock inside the kernel: that is cycles / ns of the trace). Analysis (CPU):
 `launch_stats` reduces one trace to the figures the simulator makes claims about (waves, how synchronous
 each wave starts, CTA time by wave, spread of SM speed).
 """
@@ -108,8 +109,8 @@ def load_traces(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
     path = Path(path)
     side = path.with_suffix(".json")
     if not path.exists() or not side.exists():
-        raise FileNotFoundError(f"{path}: a trace needs the .npz and its .json sidecar (python3 -m validation.trace "
-                                f"collect writes both)")
+        raise FileNotFoundError(f"{path}: a trace needs the .npz and its .json sidecar (`wavetune trace` "
+                                f"writes both)")
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(side.read_text())
