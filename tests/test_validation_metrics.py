@@ -137,5 +137,10 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     s = st["summary"]["specs"]["repeat"]
     assert (s["reproducible_steps"], s["hardware_one_pass_only"], s["missed_reproducible"],
             s["spurious_in_neither_pass"]) == (len(later), 1, 0, 1)
+    kind = c["specs"]["spurious_in_neither_pass"][0]
+    assert (kind["M"], kind["wave"], kind["ctas_per_sm"]) == (int(Ms[first]), 2, 1)
+    assert kind["sim_jump"] > 0.15 and kind["hw_max_jump_near"] < 0.01 and not kind["near_threshold"]
+    assert s["spurious_by_kind"] == {"from the first wave boundary on, 1-2 CTAs/SM": 1,
+                                     "near threshold (hardware jump > half the threshold)": 0}
     # without a second pass there are no reproducibility figures
     assert "repeat" not in staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32)["summary"]["specs"]
