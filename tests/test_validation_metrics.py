@@ -142,5 +142,9 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     assert kind["sim_jump"] > 0.15 and kind["hw_max_jump_near"] < 0.01 and not kind["near_threshold"]
     assert s["spurious_by_kind"] == {"from the first wave boundary on, 1-2 CTAs/SM": 1,
                                      "near threshold (hardware jump > half the threshold)": 0}
+    from validation.staircase import spurious_kind
+
+    last = spurious_kind(4, [1, 1, 1, 1, 1.3], ([1, 1, 1, 1.1, 1.12],), [1, 1, 1, 1, 2], 3, 320)  # i at the end
+    assert last["hw_max_jump_near"] == pytest.approx(0.1) and last["near_threshold"] and last["wave"] == 2
     # without a second pass there are no reproducibility figures
     assert "repeat" not in staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32)["summary"]["specs"]

@@ -64,11 +64,16 @@ def loose_match(meas: Sequence[float], sim: Sequence[float], measured: Iterable[
 
 
 def spurious_kind(i: int, sim, passes, waves, ctas_per_sm: int, M: int, threshold: float = STEP_THRESHOLD) -> dict:
-    """What a predicted jump at grid point i that no measured pass shows is: inside the first wave (a partial
-    first wave gaining CTAs per SM) or from the first wave boundary on, at 1-2 or more CTAs/SM, and how large the hardware's largest jump within +-1 grid point is in any
-    pass ("near threshold" when it exceeds half the threshold: a step the hardware has, only smaller)."""
-    hw = max(float(np.max(np.asarray(m)[max(i - 1, 1):i + 2] / np.asarray(m)[max(i - 1, 1) - 1:i + 1] - 1))
-             for m in passes)
+    """What a predicted jump at grid point i (>= 1) that no measured pass shows is: inside the first wave (a
+    partial first wave gaining CTAs per SM) or from the first wave boundary on, at 1-2 or more CTAs/SM, and
+    the hardware's largest jump at grid points i-1..i+1 in any pass ("near threshold" when it exceeds half
+    the threshold: a step the hardware has, only smaller)."""
+    def near(m):
+        m = np.asarray(m, dtype=np.float64)
+        jumps = m[1:] / m[:-1] - 1          # jumps[k] is the jump at grid point k + 1
+        return float(np.max(jumps[max(i - 2, 0):i + 1]))
+
+    hw = max(near(m) for m in passes)
     return {"M": M, "wave": int(waves[i]), "ctas_per_sm": ctas_per_sm, "sim_jump": float(sim[i] / sim[i - 1] - 1),
             "hw_max_jump_near": hw, "near_threshold": hw > threshold / 2}
 
