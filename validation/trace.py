@@ -140,8 +140,7 @@ def launch_stats(sm, start_s, end_s, slots: int, sm_count: int, cycles=None) -> 
     dur = end_s - start_s
     gen = generations(sm, start_s, slots)
     n_gen = int(gen.max()) + 1
-    full = [g for g in range(n_gen) if np.sum(gen == g) >= 0.99 * sm_count * slots]
-    later = np.isin(gen, [g for g in full if g > 0])
+    later = _later_full_waves(gen, sm_count, slots)
     last = gen == n_gen - 1
     out = {"grid": int(len(sm)), "span_s": float(end_s.max() - start_s.min()), "sm_waves": n_gen,
            "cta_s_first_wave": float(np.median(dur[gen == 0])),
@@ -150,13 +149,27 @@ def launch_stats(sm, start_s, end_s, slots: int, sm_count: int, cycles=None) -> 
            "last_wave_start_spread_s": float(np.percentile(start_s[last], 90) - np.percentile(start_s[last], 10))
            if n_gen > 1 else 0.0}
     if later.any():
-        per_sm = np.array([dur[later & (sm == s)].mean() for s in np.unique(sm[later])])
-        out["sm_cta_time_cv"] = float(per_sm.std() / per_sm.mean())
+        per_sm = _per_sm_cta_time(sm, dur, later, sm_count)
+        out["sm_cta_time_cv"] = float(np.nanstd(per_sm) / np.nanmean(per_sm))
     if cycles is not None:
         hz = np.asarray(cycles, float) / np.maximum(dur, 1e-12)
         out["clock_hz_first_wave"] = float(np.median(hz[gen == 0]))
         out["clock_hz_last_wave"] = float(np.median(hz[last]))
     return out
+
+
+def _later_full_waves(gen: np.ndarray, sm_count: int, slots: int) -> np.ndarray:
+    """Mask of the CTAs in SM-local waves after the first that (almost) every slot ran."""
+    full = [g for g in range(1, int(gen.max()) + 1) if np.sum(gen == g) >= 0.99 * sm_count * slots]
+    return np.isin(gen, full)
+
+
+def _per_sm_cta_time(sm: np.ndarray, dur: np.ndarray, mask: np.ndarray, sm_count: int) -> np.ndarray:
+    """Per SM id: mean duration of its CTAs under `mask` (NaN for an SM that ran none)."""
+    total = np.bincount(sm[mask], weights=dur[mask], minlength=sm_count)
+    count = np.bincount(sm[mask], minlength=sm_count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / count, np.nan)
 
 
 def sm_relative_time(sm, start_s, end_s, slots: int, sm_count: int) -> np.ndarray:
@@ -165,13 +178,7 @@ def sm_relative_time(sm, start_s, end_s, slots: int, sm_count: int) -> np.ndarra
     sm = np.asarray(sm, dtype=np.int64)
     dur = np.asarray(end_s, float) - np.asarray(start_s, float)
     gen = generations(sm, np.asarray(start_s, float), slots)
-    full = [g for g in range(1, int(gen.max()) + 1) if np.sum(gen == g) >= 0.99 * sm_count * slots]
-    keep = np.isin(gen, full)
-    out = np.full(sm_count, np.nan)
-    for s in range(sm_count):
-        sel = keep & (sm == s)
-        if sel.any():
-            out[s] = dur[sel].mean()
+    out = _per_sm_cta_time(sm, dur, _later_full_waves(gen, sm_count, slots), sm_count)
     return out / np.nanmedian(out) if np.isfinite(out).any() else out
 
 
