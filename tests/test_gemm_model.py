@@ -69,6 +69,24 @@ def test_small_m_prefers_small_tiles_and_deep_pipelines():
     assert t_small[0] < shallow[0]
 
 
+def test_single_row_cost_only_at_m_1_and_grows_with_concurrent_a_traffic():
+    """At M = 1 the kernel's A tile is BLOCK_M copies of one row, fetched by every concurrent CTA: M = 1 costs
+    more than M = 2 on the same grid, more for taller tiles and wider grids, and less at a faster same-row rate."""
+    def m1_over_m2(cfg, params=None):
+        t, _, _ = simulate_config(H200, cfg, [1, 2], 3584, 18944, params=params)
+        return t[0] / t[1]
+
+    tall, short = LaunchConfig(128, 64, 128, 8, 4, 3), LaunchConfig(16, 64, 128, 8, 4, 3)
+    narrow = LaunchConfig(128, 32, 128, 8, 4, 3)   # twice the CTAs of `tall`
+    assert m1_over_m2(tall) > m1_over_m2(short) > 1.0
+    assert m1_over_m2(narrow) > m1_over_m2(tall)
+    faster = GemmParams.from_dict({"single_row_l2_fraction": 10 * GemmParams.priors().single_row_l2_fraction})
+    assert 1.0 < m1_over_m2(tall, faster) < m1_over_m2(tall)
+    for M in (2, 8, 100):   # M > 1: the rate plays no part
+        assert (simulate_config(H200, tall, M, 3584, 18944, params=faster)[0][0]
+                == simulate_config(H200, tall, M, 3584, 18944)[0][0])
+
+
 def test_config_that_does_not_fit_raises_with_reason():
     with pytest.raises(ConfigDoesNotFit, match="shared memory"):
         simulate_config(H200, LaunchConfig(256, 256, 128, 8, 8, 4), 512, 512, 512)

@@ -200,3 +200,22 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%
     assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 3  # 58/60
     assert s["repeat"]["spurious_in_neither_pass"] <= 29                                  # 25
+
+
+def test_single_row_rate_is_the_source_of_its_prior(tmp_path, capsys):
+    """The M = 1 same-row rate derived from the committed LLM measurements is the model's prior, and a file
+    without M = 1 / M = 16 pairs gets an error that says what to measure."""
+    from validation import single_row
+    from wavesim.kernels.gemm import GemmParams
+
+    r = single_row.single_row_rate("h200", ["validation/data/h200/gemm/llm.jsonl"])
+    assert r["pairs"] > 1000
+    assert round(r["fraction_of_l2_pool"], 2) == GemmParams.priors().single_row_l2_fraction
+    lo, hi = r["rate_Bps_iqr"]
+    assert lo < r["rate_Bps"] < hi
+    assert single_row.main(["--gpu", "h200", "validation/data/h200/gemm/llm.jsonl"]) == 0
+    assert "same-row rate" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        single_row.main(["--gpu", "h200", "validation/data/h200/holdout/llm_holdout.jsonl"])
+    assert e.value.code == 2
+    assert "profile the 'llm' shape set" in capsys.readouterr().err

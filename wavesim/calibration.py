@@ -30,7 +30,8 @@ CALIBRATION_DIR = Path(__file__).resolve().parent / "data" / "calibration"
 SCHEMA = 1
 
 # Fitted by default: every parameter that no measurement pins directly. dram_efficiency is the probe's
-# measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays; l2_fit_fraction is a
+# measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays, and so does
+# single_row_l2_fraction (measured directly by validation/single_row.py); l2_fit_fraction is a
 # threshold (a step in the loss that least squares cannot follow).
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
@@ -53,6 +54,7 @@ BOUNDS = {
     "launch_overhead_s": (1e-7, 3e-5),
     "l2_fit_fraction": (0.05, 2.0),
     "l2_port_ratio": (1.0, 4.0),
+    "single_row_l2_fraction": (0.01, 1.0),
 }
 
 

@@ -1,7 +1,8 @@
 """Kernel model of the canonical Triton GEMM (validation/kernels/gemm.py) for the wavesim engines.
 
-A launch is G = ceil(M/BM) * ceil(N/BN) CTAs that all do the same work (edge tiles are masked, not
-shortened), each running L = ceil(K/BK) K steps. Per CTA the model gives the engines (wavesim.engine):
+A launch is G = ceil(M/BM) * ceil(N/BN) CTAs that all do the same work (edge tiles wrap their loads onto
+the matrix and mask only their stores, so they are not shortened), each running L = ceil(K/BK) K steps.
+Per CTA the model gives the engines (wavesim.engine):
 
   t_math  = 2*BM*BN*BK / (SM tensor peak * efficiency)      one K step's math at the SM's whole rate
   t_port  = (BM+BN)*BK*elem / (L2 B/clk/SM * port ratio * clock)  one K step's operand loads through the SM's
@@ -9,6 +10,10 @@ shortened), each running L = ceil(K/BK) K steps. Per CTA the model gives the eng
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
   t_lat   = (avg load latency + t_port + t_math) / (num_stages - 1)   a CTA alone needs at least this per step:
             num_stages - 1 smem stages are in flight, and a stage is refilled only after its MMA is done
+  t_lat  += at M = 1 only, concurrent CTAs * BM*BK*elem / (single_row_l2_fraction * the L2 pool): the kernel
+            wraps A's rows (offs_am % M), so at M = 1 every CTA loads BM copies of one row in every K step;
+            measured, that same-address traffic is served at a fraction of the L2 pool (up to 3x slower
+            tall tiles and wide grids at M = 1; M = 8..BM-1 shows no such cost)
   compute_s = L * t_share;  solo_frac = t_share / max(t_share, t_lat)
   l2_bytes  = L * (BM+BN)*BK*elem from the chip-wide L2 pool of sm_count * L2 B/clk/SM * clock: when every
             SM is busy the pool is the limit; in a partial wave an SM holding more CTAs draws more of it, up
@@ -64,6 +69,7 @@ class GemmParams:
     launch_overhead_s: float
     l2_fit_fraction: float
     l2_port_ratio: float
+    single_row_l2_fraction: float
 
     @classmethod
     def priors(cls) -> "GemmParams":
@@ -222,6 +228,10 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
     # stages in flight cycles through load latency + transfer + math (Little's law on the buffers).
     t_lat = (lat_cycles / clock + t_port + t_math) / np.maximum(b.stages - 1, 1)
+    # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
+    concurrent = np.minimum(grid, spec.sm_count * b.ctas_per_sm)
+    single_row_Bps = p.single_row_l2_fraction * l2_Bps * spec.sm_count
+    t_lat = t_lat + np.where(b.M == 1, concurrent * b.bm * b.bk * elem / single_row_Bps, 0.0)
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them.
     t_share = np.maximum(t_math, t_port) + p.k_step_overhead_cycles / clock
     store_s = b.bm * b.bn * elem / l2_Bps
