@@ -88,9 +88,10 @@ def anchors_for_group(group: MacroGroup, domain: Domain) -> list[GemmProblem]:
             for rows in {r for gf, gl in targets for r in (max(1, math.ceil(gf / npn)), gl // npn)}:
                 if 1 <= rows <= rows_max:
                     out[GemmProblem(rows * bm, N, K, domain.dtype)] = None
-        # the small-M regime: a single partial row of tiles (M < BLOCK_M, decode-like shapes)
+        # the small-M regime: a single partial row of tiles (M < BLOCK_M, decode-like shapes); M = 1 is the
+        # other regime (m1_anchors): Triton compiles it to another kernel, the same grid costs up to 4x more
         out[GemmProblem(min(16, bm), N, K, domain.dtype)] = None
-        out[GemmProblem(1, N, K, domain.dtype)] = None
+        out[GemmProblem(2, N, K, domain.dtype)] = None
     return list(out)
 
 

@@ -90,8 +90,9 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
     domain = domain or GENERIC_DOMAIN
     entries: dict[str, list[MacroEntry]] = {"default": [], "m1": []}
     n_anchor_problems = 0
-    # The simulator does not model Triton's M == 1 specialization, so only measurements get that regime.
-    for regime in ("default", "m1") if is_meas else ("default",):
+    # M == 1 is its own regime (Triton specializes it; the GEMM model has its same-row cost), so it
+    # gets its own macro entries from either source rather than bending the default regime's fit.
+    for regime in ("default", "m1"):
         if is_meas:
             pool = [p for p in measured_problems if (p.M == 1) == (regime == "m1")]
         for g in groups:
