@@ -74,3 +74,21 @@ def test_calibrate_cli(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["gpu"] == "h200" and doc["fit"]["records"] == 1024
     assert load_calibration(str(out), "h200") is not None
+
+
+def test_fit_measures_the_desync_rate_on_m_sweeps():
+    """The fit measures desync_rate on the M sweeps among the records (the steps at later wave boundaries of 3+
+    CTAs/SM configs) and recovers the rate that made them; without a sweep it keeps its start."""
+    from tuner.space import WAVE_STUDY
+
+    truth = GemmParams.from_dict({"desync_rate": 0.6})
+    sweep = [c for c in WAVE_STUDY[:4] if config_occupancy(H200, c, "bf16")[0].ctas_per_sm >= 3]
+    data = synthetic(truth, [(m, 4096, 4096) for m in range(64, 8193, 64)], sweep)
+    params, report = fit(H200, build_dataset(H200, data), free=["l2_latency_cycles"])
+    assert "wave boundaries" in report["desync_rate"]["from"]
+    assert params.desync_rate == pytest.approx(0.6, rel=0.05) and params.desync_rate == report["desync_rate"]["value"]
+    lock = synthetic(GemmParams.from_dict({"desync_rate": 0.0}), [(m, 4096, 4096) for m in range(64, 8193, 64)], sweep)
+    assert fit(H200, build_dataset(H200, lock), free=["l2_latency_cycles"])[0].desync_rate < 0.03
+    few = synthetic(truth, [(m, 4096, 4096) for m in (256, 2048, 8192)], sweep)
+    params, report = fit(H200, build_dataset(H200, few), free=["l2_latency_cycles"])
+    assert params.desync_rate == GemmParams.priors().desync_rate and "no M sweep" in report["desync_rate"]["from"]

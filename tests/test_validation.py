@@ -79,13 +79,16 @@ def test_staircase_agreement(cv):
     assert (st["N"], st["K"]) == (4096, 4096)
     assert "held out N=4096, K=4096" in st["calibration"]
     assert {1, 2, 3, 8} <= set(st["ctas_per_sm_covered"])
-    for variant in ("specs", "calibrated"):
+    # measured (specs / calibrated): hit 22 / 26 of 29, spurious 23 / 10, loose spurious 11 / 0, error 6.8% / 6.1%.
+    # Specs alone miss more than the calibrated model: the priors' lockstep steps at the 3rd wave already sit at
+    # the hardware's, and the wave de-synchronisation (a measured effect) takes a few under 15% (NOTES.md).
+    for variant, missed, spurious, loose in (("specs", 8, 26, 13), ("calibrated", 4, 13, 2)):
         s = st["summary"][variant]
-        assert s["median_err_scaled_worst_config"] <= 0.08      # issue 3; measured 6.7% / 6.0%
+        assert s["median_err_scaled_worst_config"] <= 0.08      # issue 3
         assert s["measured_steps"] >= 25
-        assert s["hit"] >= s["measured_steps"] - 4               # 26 / 26 of 29 hit
-        assert s["spurious"] <= 26                               # 23 / 17
-        assert s["loose_spurious"] <= 13                         # 11 / 4
+        assert s["hit"] >= s["measured_steps"] - missed
+        assert s["spurious"] <= spurious
+        assert s["loose_spurious"] <= loose
     by = {c["config"]: c for c in st["configs"]}
     # 1 and 2 CTAs/SM: every measured step predicted at the same M
     for key in ("128x128x64_g8_w4_s4", "128x128x64_g8_w4_s2", "128x256x64_g8_w8_s3"):
@@ -189,17 +192,17 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     rep = st["summary"]["calibrated"]["repeat"]
     assert rep["configs"] == 17 and rep["reproducible_steps"] >= 45                        # 51
     assert rep["missed_reproducible"] == 0                                                # every one predicted
-    assert rep["spurious_in_neither_pass"] <= 34                                          # 30
+    assert rep["spurious_in_neither_pass"] <= 20                                          # 17 (28 in lockstep)
     assert rep["hardware_one_pass_only"] >= 10                                            # 20: timing noise
-    assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 3                   # 2
+    assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 8                   # 7 (2 in lockstep)
     st = staircase_analysis(spec, load(hold / "m_sweep_holdout.jsonl"), 4608, 3584, load_calibration("auto", "h200"),
                             repeat=load(hold / "m_sweep_holdout_repeat.jsonl"))
     s = st["summary"]["calibrated"]
-    assert s["measured_steps"] >= 55 and s["hit"] >= s["measured_steps"] - 7              # 60/65
-    assert s["spurious"] <= 31                                                            # 27
-    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%
-    assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 3  # 58/60
-    assert s["repeat"]["spurious_in_neither_pass"] <= 29                                  # 25
+    assert s["measured_steps"] >= 55 and s["hit"] >= s["measured_steps"] - 7              # 59/65
+    assert s["spurious"] <= 22                                                            # 19
+    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 5.1%
+    assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 3  # 57/60
+    assert s["repeat"]["spurious_in_neither_pass"] <= 20                                  # 17 (25 in lockstep)
 
 
 def test_single_row_rate_is_the_source_of_its_prior(tmp_path, capsys):

@@ -222,6 +222,17 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
             "summary": {"specs": summary("specs"), "calibrated": summary("calibrated")}}
 
 
+def fit_desync_rate(spec, st: dict[str, Any], params) -> dict[str, Any] | None:
+    """The de-synchronisation rate the sweep of a staircase analysis implies for the model with `params`
+    (wavesim.calibration.desync_rate_from_sweeps, over every measured pass)."""
+    from wavesim.calibration import desync_rate_from_sweeps
+    from wavetune.config import LaunchConfig
+
+    sweeps = [(LaunchConfig.from_key(c["config"]), st["N"], st["K"], c["M"],
+               [c["measured_ms"]] + ([c["repeat"]["measured_ms"]] if "repeat" in c else [])) for c in st["configs"]]
+    return desync_rate_from_sweeps(spec, sweeps, params, st["dtype"])
+
+
 # ============================================================================ plots
 def plot_staircases(st: dict[str, Any], out_dir: str | Path) -> list[Path]:
     """staircase_grid.png: one panel per config, measured vs simulated (specs-only and calibrated, each
@@ -322,6 +333,11 @@ def staircase_markdown(st: dict[str, Any]) -> str:
                      f"{sm['median_err_scaled_median']:.1%}, worst config {sm['median_err_scaled_worst_config']:.1%} "
                      f"(must-show <= 8%: {'holds' if sm['all_configs_within_8pct'] else 'does NOT hold'}; "
                      f"every step predicted: {'holds' if sm['all_steps_predicted'] else 'does NOT hold'}).")
+    fit = st.get("desync_fit")
+    if fit:
+        lines.append(f"- **wave de-synchronisation** (wavesim/engine/desync.py): the simulator (calibrated, else "
+                     f"priors) uses rate {fit['model_desync_rate']:.2f}; this sweep's steps at {fit['points']} later "
+                     f"wave boundaries of {fit['sweeps']} configs with 3+ CTAs/SM imply {fit['desync_rate']:.2f} for it.")
     return "\n".join(lines) + "\n"
 
 
@@ -370,6 +386,15 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
     if repeat_paths:
         repeat = [m for m in dedupe_latest(load_measurements(repeat_paths, gpu=spec.id)) if m.problem.dtype == dtype]
     st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label, repeat=repeat)
+    # the de-synchronisation rate these measurements imply for this model (the one it uses: model_desync_rate)
+    from wavesim.kernels.gemm import GemmParams
+
+    model = params or GemmParams.priors()
+    fit = fit_desync_rate(spec, st, model)
+    if fit is not None:
+        fit = {"desync_rate": fit["value"], "points": fit["points"], "sweeps": fit["sweeps"],
+               "model_desync_rate": model.desync_rate}
+    st["desync_fit"] = fit
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_staircases(st, out)

@@ -31,7 +31,8 @@ SCHEMA = 1
 
 # Fitted by default: every parameter that no measurement pins directly. dram_efficiency is the probe's
 # measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays, and so does
-# single_row_l2_fraction (measured directly by validation/single_row.py); l2_fit_fraction is a
+# single_row_l2_fraction (measured directly by validation/single_row.py) and desync_rate (measured on an M
+# sweep's steps, validation/staircase.py fit_desync_rate); l2_fit_fraction is a
 # threshold (a step in the loss that least squares cannot follow).
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
@@ -55,6 +56,7 @@ BOUNDS = {
     "l2_fit_fraction": (0.05, 2.0),
     "l2_port_ratio": (1.0, 4.0),
     "single_row_l2_fraction": (0.01, 1.0),
+    "desync_rate": (0.01, 5.0),
 }
 
 
@@ -105,6 +107,64 @@ def fast_end_weights(ds: Dataset, temperature: float = 0.15, floor: float = 0.05
     return floor + np.exp(-np.log(ds.ms / best[ds.shape_id]) / temperature)
 
 
+MIN_SWEEP_POINTS = 32   # a config measured at this many M of one (N, K) is an M sweep
+
+
+def desync_rate_from_sweeps(spec: GPUSpec, sweeps, params: GemmParams, dtype: str = "bf16") -> dict | None:
+    """The desync_rate (wavesim/engine/desync.py) that best reproduces measured M sweeps' steps: a one-parameter
+    least squares of the model's log jumps against the measured ones (averaged over passes) at the wave
+    boundaries after 2+ full waves of the configs with 3+ CTAs/SM (the steps the rate softens; fitted on the
+    whole later bands instead, where the hardware also ramps up within a band, it comes out about 3x larger
+    and over-smooths the steps: N = K = 4096 sweep 0.66 against 0.19 with specs alone).
+    `sweeps`: [(config, N, K, Ms sorted and distinct, [measured times at Ms, one array per pass])]. None when
+    no sweep has such a band."""
+    from dataclasses import replace
+
+    from scipy.optimize import minimize_scalar
+
+    from wavesim.engine.desync import DESYNC_MIN_SLOTS
+
+    Ms, Ns, Ks, cfgs, hw, pairs = [], [], [], [], [], []
+    for cfg, N, K, ms, passes in sweeps:
+        if config_occupancy(spec, cfg, dtype)[0].ctas_per_sm < DESYNC_MIN_SLOTS:
+            continue
+        off = len(Ms)
+        Ms += list(ms)
+        Ns += [N] * len(ms)
+        Ks += [K] * len(ms)
+        cfgs += [cfg] * len(ms)
+        logs = np.mean([np.log(np.asarray(p, dtype=np.float64)) for p in passes], axis=0)
+        for i in range(1, len(ms)):
+            pairs.append((off + i - 1, off + i))
+            hw.append(logs[i] - logs[i - 1])
+    if not pairs:
+        return None
+    batch = GemmBatch.build(spec, dtype, Ms, Ns, Ks, cfgs)
+    later = np.array([batch.waves[j] >= 3 and batch.waves[j] == batch.waves[i] + 1 for i, j in pairs])
+    if not later.any():
+        return None
+    a, b = np.array(pairs)[later].T
+    hw = np.array(hw)[later]
+
+    def loss(rate):
+        t = np.log(simulate_batch(batch, replace(params, desync_rate=rate)).makespan_s)
+        return float(np.sum((t[b] - t[a] - hw) ** 2))
+
+    res = minimize_scalar(loss, bounds=(0.0, BOUNDS["desync_rate"][1]), method="bounded", options={"xatol": 1e-3})
+    return {"value": float(res.x), "points": int(later.sum()), "sweeps": len({(c, n, k) for c, n, k in zip(cfgs, Ns, Ks)})}
+
+
+def sweep_desync_rate(ds: Dataset, params: GemmParams) -> dict | None:
+    """desync_rate_from_sweeps on the M sweeps among a dataset's records (>= MIN_SWEEP_POINTS M values of one
+    config and (N, K))."""
+    groups: dict[tuple, dict[float, float]] = {}
+    for i, c in enumerate(ds.configs):
+        groups.setdefault((c, ds.batch.N[i], ds.batch.K[i]), {})[ds.batch.M[i]] = ds.ms[i]
+    sweeps = [(c, N, K, sorted(t), [[t[m] for m in sorted(t)]]) for (c, N, K), t in groups.items()
+              if len(t) >= MIN_SWEEP_POINTS]
+    return desync_rate_from_sweeps(ds.batch.spec, sweeps, params, ds.batch.dtype) if sweeps else None
+
+
 def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Sequence[str] | None = None,
         temperature: float = 0.15, floor: float = 0.05, prior_weight: float = 0.02,
         max_nfev: int = 400) -> tuple[GemmParams, dict]:
@@ -137,11 +197,24 @@ def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Se
         return np.concatenate([sw * (np.log(simulate_ms(ds, params_of(x))) - log_meas), ridge * (x - x_prior)])
 
     t0 = time.perf_counter()
+    loss_start = float(np.sum(residuals(x0) ** 2))
     sol = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3, max_nfev=max_nfev)
+    nfev = int(sol.nfev)
+    desync = {"value": base["desync_rate"], "from": "start (no M sweep with 3+ CTAs/SM in the records)"}
+    if "desync_rate" not in names:
+        # the full least squares hardly sees the rate (it moves a few points of a sweep): fit it on the
+        # sweeps' jumps alone with the rest fixed, then refit the rest once with it
+        measured = sweep_desync_rate(ds, params_of(sol.x))
+        if measured is not None:
+            base["desync_rate"] = measured["value"]
+            desync = {"value": measured["value"], "from": f"{measured['points']} wave boundaries of "
+                                                          f"{measured['sweeps']} swept configs in the records"}
+            sol = least_squares(residuals, sol.x, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3, max_nfev=max_nfev)
+            nfev += int(sol.nfev)
     params = params_of(sol.x)
     report = {"records": int(len(ds.ms)), "shapes": len(ds.shapes), "free": names, "temperature": temperature,
-              "floor": floor, "loss_start": float(np.sum(residuals(x0) ** 2)), "loss_end": float(2 * sol.cost),
-              "nfev": int(sol.nfev), "seconds": round(time.perf_counter() - t0, 2),
+              "floor": floor, "loss_start": loss_start, "loss_end": float(2 * sol.cost), "nfev": nfev,
+              "seconds": round(time.perf_counter() - t0, 2), "desync_rate": desync,
               "skipped_records_config_cannot_launch": ds.skipped}
     return params, report
 

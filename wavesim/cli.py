@@ -8,6 +8,7 @@ import csv
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         wl = model.workload(spec, problem, cfg, params)
     except ConfigDoesNotFit as e:
         raise ValueError(f"{e}. Pick a smaller tile or fewer stages (`wavetune specs occupancy` explains the limits)") from None
+    desync = "expected (closed form)" if wl.desync_rate > 0 else "none"
+    if wl.desync_rate > 0 and (args.engine in ("fast", "reference") or args.jitter_cv > 0):
+        # the event engines keep waves in lockstep, or with jitter de-synchronise them themselves
+        wl = replace(wl, desync_rate=0.0)
+        desync = "from jitter (event engine)" if args.jitter_cv > 0 else "none (event engine: lockstep)"
     t0 = time.perf_counter()
     r = run(wl, engine=args.engine, jitter_cv=args.jitter_cv, seed=args.seed, trace=bool(args.timeline))
     wall = time.perf_counter() - t0
@@ -54,7 +60,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         "grid_ctas": r.grid, "k_steps": model.inner_loop(problem, cfg), "ctas_per_sm": r.ctas_per_sm,
         "occupancy_limiter": occ.limiter, "regs_per_thread": res.regs_per_thread, "smem_bytes": res.smem_bytes,
         "resources_source": res.source, "waves": r.waves, "last_wave_fill": round(r.last_wave_fill, 4),
-        "sim_ms": r.makespan_s * 1e3, "tail_utilization": round(r.tail_utilization, 4),
+        "sim_ms": r.makespan_s * 1e3, "wave_desync": desync, "tail_utilization": round(r.tail_utilization, 4),
         "tflops": problem.flops / r.makespan_s / 1e12, "solo_frac": float(wl.solo_frac[0]),
         "per_sm_busy_ms": {"min": float(r.per_sm_busy_s.min() * 1e3), "max": float(r.per_sm_busy_s.max() * 1e3)},
         "engine_wall_s": wall,
@@ -72,7 +78,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
           f"(limited by {occ.limiter}: {res.regs_per_thread} regs/thread, {res.smem_bytes} B smem, from {res.source})")
     print(f"  waves {r.waves} (last wave {r.last_wave_fill:.0%} full), tail utilisation {r.tail_utilization:.1%}")
     print(f"  simulated time {r.makespan_s * 1e3:.4f} ms = {summary['tflops']:.1f} TFLOP/s  "
-          f"[{r.engine} engine, {summary['calibration']}]")
+          f"[{r.engine} engine, {summary['calibration']}; wave de-synchronisation: {desync}]")
     if args.timeline:
         print(f"  timeline: {args.timeline}")
     return 0

@@ -54,6 +54,11 @@ Engines
                 phases); ``run_uniform_batch`` evaluates it over arrays of launches with numpy.
 ``auto``        closed_form when the CTAs are identical and there is no jitter, else fast.
 
+De-synchronisation (``Workload.desync_rate`` > 0, desync.py): the expected loss of step of later waves at 3+
+CTAs/SM, a closed-form term on top of the lockstep schedule above. The event engines take desync_rate = 0
+only (they keep the lockstep schedule, or with jitter de-synchronise the waves themselves): ``run`` refuses
+a workload with desync_rate > 0 on them, naming the fix.
+
 SimResult: makespan_s, span_s, waves = ceil(G / (sm_count * slots_per_sm)), grid, ctas_per_sm,
 per_sm_busy_s, tail_utilization (mean over SMs of busy time / span: the fraction of SM-time from the first
 dispatch to the last end in which an SM held work), last_wave_fill, trace (sm, start_s, end_s per CTA,
@@ -86,6 +91,10 @@ def run(workload: Workload, *, engine: str = "auto", jitter_cv: float = 0.0, see
     wl = workload.with_jitter(jitter_cv, seed, jitter_dist)
     if engine == "auto":
         engine = "closed_form" if jitter_cv == 0 and wl.is_uniform() else "fast"
+    if engine != "closed_form" and wl.desync_rate > 0:
+        raise ValueError(f"engine {engine!r} keeps waves in lockstep (with jitter it de-synchronises them itself); "
+                         "desync_rate is the closed form's expected de-synchronisation: use engine='closed_form' "
+                         "(identical CTAs, no jitter) or dataclasses.replace(workload, desync_rate=0.0)")
     if engine == "closed_form":
         if jitter_cv:
             raise ValueError("the closed form has no jitter; use engine='fast' or 'reference'")
@@ -107,12 +116,14 @@ class UniformBatch:
 
 
 def run_uniform_batch(grid, *, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
-                      fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0) -> UniformBatch:
+                      fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0,
+                      desync_rate=0.0) -> UniformBatch:
     """The closed form over many launches at once; every argument is a scalar or a numpy-broadcastable array.
 
     Each element is one launch of `grid` identical CTAs with the given per-CTA parameters on a machine of
-    `sm_count` SMs x `slots_per_sm` slots; identical to ``run(Workload.uniform(...)).makespan_s``.
+    `sm_count` SMs x `slots_per_sm` slots; identical to ``run(Workload.uniform(...)).makespan_s``. desync_rate:
+    the expected de-synchronisation of later waves (desync.py; 0 is lockstep).
     """
     return UniformBatch(**_closed_form.uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes,
                                                      mem_cap_Bps, fixed_s, dram_Bps, launch_overhead_s,
-                                                     l2_bytes, l2_Bps))
+                                                     l2_bytes, l2_Bps, desync_rate))

@@ -13,6 +13,10 @@ With identical CTAs and no jitter the discrete-event run has a fixed shape:
   ends first after 1/r_B. Phase 2: A alone, with the L2 and DRAM B released, finishes its remaining
   1 - r_A/r_B.
 
+With ``desync_rate`` > 0 and 3+ slots per SM, the partial wave after n_full >= 2 full waves is priced with
+the expected de-synchronisation of later waves (desync.py): part of it streams in at R / W of a full wave;
+both groups' end times scale with it. desync_rate = 0 (the default) is the lockstep model of the engines.
+
 Consequences (pinned by tests/test_engine.py): with no DRAM traffic and no fixed latency, a launch of
 w full waves takes exactly w * compute_s / min(solo_frac, 1/K). If solo_frac * K <= 1 co-resident CTAs
 never compete, every CTA takes compute_s / solo_frac whatever its SM holds, and the makespan is an exact
@@ -28,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..result import SimResult, Trace
+from .desync import out_of_step_fraction, partial_wave_time
 from .workload import Workload
 
 
@@ -68,7 +73,7 @@ def _two_levels(dem_a, dem_b, nA, nB, cap):
 
 
 def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
-                   fixed_s=0.0, dram_Bps=1.0, l2_bytes=0.0, l2_Bps=1.0) -> dict[str, np.ndarray]:
+                   fixed_s=0.0, dram_Bps=1.0, l2_bytes=0.0, l2_Bps=1.0, desync_rate=0.0) -> dict[str, np.ndarray]:
     """All phase durations of the closed form, on numpy-broadcast inputs.
 
     Returns arrays: waves, n_full, q, r, t_full (one full wave), end_a, end_b (time from the start
@@ -127,16 +132,23 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     end_a = np.where(has_a, F + fluid_a, 0.0)
     end_b = np.where(has_b, F + tB, 0.0)
     t_part = np.where(R > 0, np.maximum(end_a, end_b), 0.0)
+    phi = out_of_step_fraction(n_full, K, desync_rate)
+    if np.any(phi > 0):
+        t_desync = partial_wave_time(t_part, R, W, t_full, phi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stretch = np.where(t_part > 0, t_desync / np.where(t_part > 0, t_part, 1.0), 1.0)
+        end_a, end_b, t_part = end_a * stretch, end_b * stretch, t_desync
     span = n_full * t_full + t_part
     return {"waves": waves, "n_full": n_full, "q": q, "r": r, "t_full": t_full, "end_a": end_a,
             "end_b": end_b, "span_s": span, "R": R}
 
 
 def uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
-                  fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0) -> dict[str, np.ndarray]:
+                  fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0,
+                  desync_rate=0.0) -> dict[str, np.ndarray]:
     """Vectorized closed form: makespan_s, span_s, waves, last_wave_fill, tail_utilization arrays."""
     p = uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes, mem_cap_Bps, fixed_s,
-                       dram_Bps, l2_bytes, l2_Bps)
+                       dram_Bps, l2_bytes, l2_Bps, desync_rate)
     S = np.asarray(sm_count, dtype=np.int64)
     W = S * np.asarray(slots_per_sm, dtype=np.int64)
     G = np.asarray(grid, dtype=np.int64)
@@ -160,7 +172,7 @@ def simulate(workload: Workload, trace: bool = False) -> SimResult:
                                    np.zeros(0, np.int64), np.zeros(0), np.zeros(0)) if trace else None,
                                engine="closed_form")
     p = uniform_phases(G, S, K, wl.compute_s[0], wl.solo_frac[0], wl.dram_bytes[0], wl.mem_cap_Bps[0],
-                       wl.fixed_s[0], wl.dram_Bps, wl.l2_bytes[0], wl.l2_Bps)
+                       wl.fixed_s[0], wl.dram_Bps, wl.l2_bytes[0], wl.l2_Bps, wl.desync_rate)
     n_full, r = int(p["n_full"]), int(p["r"])
     t_full, end_a, end_b = float(p["t_full"]), float(p["end_a"]), float(p["end_b"])
     t0 = n_full * t_full

@@ -23,6 +23,7 @@ Per CTA the model gives the engines (wavesim.engine):
   dram_bytes = DRAM traffic of the launch / G: A, B and C once when A and B fit in the L2 share, else
             what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
             inflated for short contiguous segments (a tile row of B is only BN elements long)
+  desync_rate: the expected de-synchronisation of later waves at 3+ CTAs/SM (wavesim/engine/desync.py)
 
 The efficiency is the wgmma one when the compiler can use Hopper's warpgroup MMA (sm_90+, BLOCK_M >= 64,
 num_warps a multiple of 4) and the mma.sync one otherwise. Occupancy (CTAs/SM) comes from real resource
@@ -70,6 +71,7 @@ class GemmParams:
     l2_fit_fraction: float
     l2_port_ratio: float
     single_row_l2_fraction: float
+    desync_rate: float
 
     @classmethod
     def priors(cls) -> "GemmParams":
@@ -242,7 +244,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
             "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
-            "launch_overhead_s": p.launch_overhead_s}
+            "launch_overhead_s": p.launch_overhead_s, "desync_rate": p.desync_rate}
 
 
 def simulate_batch(b: GemmBatch, params: GemmParams | None = None):

@@ -1,0 +1,46 @@
+"""Expected de-synchronisation of later waves: a closed-form term on top of the lockstep schedule.
+
+The engines deal identical CTAs in lockstep: every full wave starts and ends together, and a partial last
+wave of R CTAs starts together after them. On the H200 that holds for the first wave, and for every wave at
+1-2 CTAs/SM; with 3 or more co-resident CTAs per SM the later waves fall out of step (per-CTA traces,
+validation/reports/h200/traces/TRACES.md: the last wave's starts spread over 16-31% of a CTA time), the
+slots free at spread-out times, and the partial last wave streams in as they free instead of waiting for
+the whole wave. Measured latency then ramps up within a wave band and its steps shrink from wave to wave
+(validation/reports/h200/staircase/: +15% at the 3rd wave, +8% at the 4th and +4% at the 5th for
+64x128x64 at 3 CTAs/SM, where lockstep gives +30%, +18%, +14%).
+
+Model: after n_full >= 2 full waves, a fraction phi = 1 - exp(-desync_rate * (n_full - 1)) of the launch is
+out of step (none after the first wave, which starts together), and that fraction of the partial wave takes
+its share of a full wave, R / W * T_full, instead of its lockstep time t_part:
+
+    t_part' = (1 - phi) * t_part + phi * R / W * T_full          (slots_per_sm >= DESYNC_MIN_SLOTS)
+
+It is an expected value over the hardware's variation, not an event: the event engines either keep the
+lockstep schedule or, with jitter, de-synchronise the waves themselves, so they take no desync_rate.
+
+The rate is measured on M sweeps (wavesim.calibration.desync_rate_from_sweeps: the rate whose jumps between
+consecutive M best match the measured ones in the later wave bands of 3+ CTAs/SM configs); `wavetune
+calibrate` does that on the sweeps among its measurements, `wavetune staircase` reports it for one sweep.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# Co-resident CTAs per SM from which later waves lose step (H200 traces: 1-2 stay in step, 3-7 do not).
+DESYNC_MIN_SLOTS = 3
+
+
+def out_of_step_fraction(n_full, slots_per_sm, desync_rate) -> np.ndarray:
+    """phi: the fraction of the slots that free out of step when the partial wave starts."""
+    n_full = np.asarray(n_full, dtype=np.float64)
+    rate = np.asarray(desync_rate, dtype=np.float64)
+    on = (np.asarray(slots_per_sm) >= DESYNC_MIN_SLOTS) & (n_full >= 2) & (rate > 0)
+    return np.where(on, -np.expm1(-rate * np.maximum(n_full - 1, 0.0)), 0.0)
+
+
+def partial_wave_time(t_part, R, W, t_full, phi) -> np.ndarray:
+    """The partial wave's time with a fraction phi of it streaming in (0 where there is no partial wave)."""
+    t_part = np.asarray(t_part, dtype=np.float64)
+    R = np.asarray(R, dtype=np.float64)
+    return np.where(R > 0, (1.0 - phi) * t_part + phi * R / np.asarray(W, dtype=np.float64) * t_full, 0.0)
+
