@@ -65,13 +65,34 @@ def m_sweep_holdout(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
 
 
+# Measured in session 4, after the model of that session was built (validation/data/h200/fresh/): a layer no
+# earlier set has, for an M sweep and an M = 1 check that nothing was fitted or tuned on.
+FRESH_LAYERS = (
+    ("llama2-13b.o", 5120, 5120),
+    ("llama2-13b.gate_up", 27648, 5120),
+    ("llama2-13b.down", 5120, 13824),
+)
+
+
+def m_sweep_fresh(dtype: str = "bf16") -> list[GemmProblem]:
+    """The M sweep on a layer measured only after the model was fixed (llama2-13b.o)."""
+    _, n, k = FRESH_LAYERS[0]
+    return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
+
+
+def m1_fresh(dtype: str = "bf16") -> list[GemmProblem]:
+    """Decode shapes (M = 1) and the same grids at M = 16 on the fresh layers: the M = 1 cost out of sample."""
+    return [GemmProblem(m, n, k, dtype) for _, n, k in FRESH_LAYERS for m in (1, 16)]
+
+
 def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     """Latency vs K (the inner-loop length L) at fixed grids: one and three waves of 128x128 tiles."""
     return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
 
 
 NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small, "unseen-check": unseen_check,
-                "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep}
+                "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep,
+                "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
