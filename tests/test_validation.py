@@ -222,3 +222,28 @@ def test_single_row_rate_is_the_source_of_its_prior(tmp_path, capsys):
         single_row.main(["--gpu", "h200", "validation/data/h200/holdout/llm_holdout.jsonl"])
     assert e.value.code == 2
     assert "profile the 'llm' shape set" in capsys.readouterr().err
+
+
+def test_fresh_layer_measured_after_the_model_was_fixed():
+    """validation/data/h200/fresh/: a layer (N = K = 5120) first measured after the de-synchronisation and M = 1
+    terms were built, scored with the shipped calibration: the staircase against two passes, the rate its steps
+    imply, and the ranking of configs at M = 1."""
+    import hwspecs
+    from validation.measurements import dedupe_latest, load_measurements
+    from validation.staircase import fit_desync_rate, staircase_analysis
+    from wavesim.calibration import load_calibration
+
+    spec = hwspecs.load_gpu("h200")
+    fresh = DATA.parent / "fresh"
+    load = lambda *fs: dedupe_latest(load_measurements([str(p) for p in fs], gpu="h200"))  # noqa: E731
+    cal = load_calibration("auto", "h200")
+    st = staircase_analysis(spec, load(fresh / "m_sweep_fresh.jsonl"), 5120, 5120, cal,
+                            repeat=load(fresh / "m_sweep_fresh_repeat.jsonl"))
+    rep = st["summary"]["calibrated"]["repeat"]
+    assert rep["reproducible_steps"] >= 55 and rep["missed_reproducible"] <= 8             # 53 / 60
+    assert rep["spurious_in_neither_pass"] <= 22                                          # 18 (30 in lockstep)
+    assert st["summary"]["calibrated"]["median_err_scaled_worst_config"] <= 0.08          # 7.2%
+    assert fit_desync_rate(spec, st, cal)["value"] == pytest.approx(cal.desync_rate, abs=0.1)   # 0.52 / 0.52
+    r = validate("h200", [str(fresh / "m1_fresh.jsonl")], calibration="auto")
+    m1 = [s for s in r["shapes"] if s["M"] == 1]
+    assert len(m1) == 3 and min(s["calibrated"]["tau"] for s in m1) >= 0.7              # 0.79-0.88 (0.37-0.57 before)
