@@ -31,8 +31,8 @@ SCHEMA = 1
 
 # Fitted by default: every parameter that no measurement pins directly. dram_efficiency is the probe's
 # measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays, and so does
-# single_row_l2_fraction (measured directly by validation/single_row.py) and desync_rate (measured on an M
-# sweep's steps, validation/staircase.py fit_desync_rate); l2_fit_fraction is a
+# single_row_l2_fraction (measured directly by validation/single_row.py), and desync_rate is measured by
+# `fit` on the M sweeps' steps among its records (desync_rate_from_sweeps); l2_fit_fraction is a
 # threshold (a step in the loss that least squares cannot follow).
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",

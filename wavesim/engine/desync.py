@@ -18,9 +18,9 @@ its share of a full wave, R / W * T_full, instead of its lockstep time t_part:
 It is an expected value over the hardware's variation, not an event: the event engines either keep the
 lockstep schedule or, with jitter, de-synchronise the waves themselves, so they take no desync_rate.
 
-The rate is measured on M sweeps (wavesim.calibration.desync_rate_from_sweeps: the rate whose jumps between
-consecutive M best match the measured ones in the later wave bands of 3+ CTAs/SM configs); `wavetune
-calibrate` does that on the sweeps among its measurements, `wavetune staircase` reports it for one sweep.
+The rate is measured on M sweeps (wavesim.calibration.desync_rate_from_sweeps: the rate whose steps best
+match the measured ones at the later wave boundaries of 3+ CTAs/SM configs); `wavetune calibrate` does that
+on the sweeps among its measurements, `wavetune staircase` reports what one sweep implies.
 """
 from __future__ import annotations
 
@@ -43,4 +43,3 @@ def partial_wave_time(t_part, R, W, t_full, phi) -> np.ndarray:
     t_part = np.asarray(t_part, dtype=np.float64)
     R = np.asarray(R, dtype=np.float64)
     return np.where(R > 0, (1.0 - phi) * t_part + phi * R / np.asarray(W, dtype=np.float64) * t_full, 0.0)
-
