@@ -94,6 +94,10 @@ def _staircase(args: argparse.Namespace) -> int:
                       f"{r['reproducible_steps']} reproducible steps predicted, {r['spurious_in_neither_pass']} "
                       f"predicted jumps in neither pass (the hardware: {r['hardware_one_pass_only']} steps in one "
                       f"pass only)")
+        fit = st.get("desync_fit")
+        if fit:
+            print(f"wave de-synchronisation: the simulator uses rate {fit['model_desync_rate']:.2f}, this sweep's steps "
+                  f"imply {fit['desync_rate']:.2f} ({fit['points']} later wave boundaries, {fit['sweeps']} configs)")
         print(f"plots and staircase.json in {args.out}")
     return 0
 
