@@ -159,3 +159,20 @@ def test_join_clusters_groups_sms_that_shared_a_cluster():
     # clusters {0,2}, {2,4}, {1,3}: two GPCs {0,2,4} and {1,3}; SM 5 never shared one
     assert join_clusters([[0, 2], [4, 2, 2], [1, 3]], 6) == [[0, 2, 4], [1, 3], [5]]
     assert join_clusters([], 3) == [[0], [1], [2]]
+
+
+def test_replay_h200_first_wave_knee_is_chip_wide():
+    """The fresh layer's first-wave traces (NOTES.md): for 128x64x32 (4 CTAs/SM) the 4 SMs that hold a 4th
+    CTA at 400 CTAs run their CTAs as fast as the SMs with 3, while at 480 CTAs every SM slows alike."""
+    arrays, _ = load_traces(ROOT / "validation/data/h200/traces/trace_firstwave_5120.npz")
+
+    def by_load(M):
+        a = arrays[f"128x64x32_g8_w4_s3/M{M}/r0"].astype(np.int64)
+        first = a[:, 1] - a[:, 1].min() < 2000          # dispatched with the launch (ns)
+        per_sm = np.bincount(a[first, 0], minlength=H200.sm_count)
+        dur = (a[:, 2] - a[:, 1]).astype(np.float64)
+        return {k: float(np.median(dur[first & np.isin(a[:, 0], np.nonzero(per_sm == k)[0])])) for k in (3, 4)}
+
+    at400, at480 = by_load(576), by_load(704)
+    assert abs(at400[4] / at400[3] - 1) < 0.03                      # no per-SM cost of the 4th CTA
+    assert at480[3] / at400[3] > 1.1 and abs(at480[4] / at480[3] - 1) < 0.05   # a chip-wide slowdown
