@@ -147,6 +147,18 @@ def test_table_records_provenance(sim_table):
     assert 0 < d["stats"]["fraction_sampled"] < 0.01
 
 
+def test_simulator_table_has_an_m1_regime(sim_table):
+    """The GEMM model prices M == 1 (its same-row cost), so a simulator table gets M == 1 macros too, and M == 1
+    is served from them: at M = 1 it picks a short tile, which the model says is far cheaper there."""
+    from wavesim.kernels.gemm import simulate_config
+
+    assert sim_table.m1_macros
+    pick = sim_table.select(GemmProblem(1, 4096, 4096))
+    assert pick.BLOCK_M <= 32
+    t1, _, _ = simulate_config(SPEC, LaunchConfig(128, 64, 64, 8, 4, 3), [1, 2], 4096, 4096)
+    assert t1[0] > 1.3 * t1[1]
+
+
 def test_select_is_deterministic_and_rebuild_is_identical(sim_table):
     src = make_source("sim", SPEC, gpu_id="h200")
     again = build_table(load_space("wave-study+grouping"), src, SPEC, gpu_id="h200", domain=SMALL_DOMAIN)
