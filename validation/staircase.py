@@ -28,9 +28,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from wavesim.calibration import MIN_SWEEP_POINTS
+
 STEP_THRESHOLD = 0.15     # a jump of more than 15% between consecutive M is a step
 MAX_ERR = 0.08            # must-show: median error after one scale per config
-MIN_SWEEP_POINTS = 8
 
 
 # ============================================================================ pure functions
@@ -123,7 +124,7 @@ def _series(measurements) -> dict[tuple[int, int], dict[Any, dict[int, float]]]:
     return out
 
 
-def find_sweeps(measurements, min_points: int = 32) -> list[tuple[int, int]]:
+def find_sweeps(measurements, min_points: int = MIN_SWEEP_POINTS) -> list[tuple[int, int]]:
     """(N, K) of M sweeps: some config measured at >= min_points M values; most such configs first."""
     counts = []
     for nk, by_cfg in _series(measurements).items():
@@ -135,7 +136,7 @@ def find_sweeps(measurements, min_points: int = 32) -> list[tuple[int, int]]:
 
 def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: str = "bf16",
                        calibration_label: str = "none", threshold: float = STEP_THRESHOLD,
-                       min_points: int = 32, repeat=None) -> dict[str, Any]:
+                       min_points: int = MIN_SWEEP_POINTS, repeat=None) -> dict[str, Any]:
     """Per-config staircase figures on the sweep at (N, K); `params` is the calibrated GemmParams (None:
     only specs-only figures are given for both); `repeat`: a second pass of measurements of the sweep
     (configs measured at every grid point of the first pass get the reproducibility figures)."""
@@ -366,7 +367,7 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
     ms = [m for m in dedupe_latest(load_measurements(paths, gpu=spec.id)) if m.problem.dtype == dtype]
     sweeps = find_sweeps(ms)
     if not sweeps:
-        raise ValueError(f"no M sweep (a config at >= 32 M values of one (N, K)) in {list(map(str, paths))}")
+        raise ValueError(f"no M sweep (a config at >= {MIN_SWEEP_POINTS} M values of one (N, K)) in {list(map(str, paths))}")
     N, K = sweeps[0]
     params = load_calibration(calibration, spec.id)
     label = "none (specs only)"

@@ -180,6 +180,11 @@ class GemmBatch:
         return np.ceil(self.K / self.bk)
 
     @property
+    def resident(self) -> np.ndarray:
+        """CTAs running at once in a full wave (or the whole grid when it is smaller)."""
+        return np.minimum(self.grid, self.spec.sm_count * self.ctas_per_sm)
+
+    @property
     def waves(self) -> np.ndarray:
         return np.ceil(self.grid / (self.spec.sm_count * self.ctas_per_sm))
 
@@ -192,7 +197,7 @@ def _dram_bytes_total(b: GemmBatch, elem: int, grid, fit: float) -> np.ndarray:
     npn = np.ceil(N / b.bn)
     # W co-resident CTAs in grouped order: inside one group of GROUP_M row-tiles they cover
     # min(GROUP_M, W) rows and ceil(W / GROUP_M) columns; past a group, whole rows of npn tiles.
-    W = np.minimum(grid, b.spec.sm_count * b.ctas_per_sm)
+    W = b.resident
     gm = np.minimum(b.group_m, npm)
     in_group = W <= gm * npn
     rows = np.where(in_group, np.minimum(gm, W), np.ceil(W / npn))
@@ -231,9 +236,8 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # stages in flight cycles through load latency + transfer + math (Little's law on the buffers).
     t_lat = (lat_cycles / clock + t_port + t_math) / np.maximum(b.stages - 1, 1)
     # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
-    concurrent = np.minimum(grid, spec.sm_count * b.ctas_per_sm)
     single_row_Bps = p.single_row_l2_fraction * l2_Bps * spec.sm_count
-    t_lat = t_lat + np.where(b.M == 1, concurrent * b.bm * b.bk * elem / single_row_Bps, 0.0)
+    t_lat = t_lat + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them.
     t_share = np.maximum(t_math, t_port) + p.k_step_overhead_cycles / clock
     store_s = b.bm * b.bn * elem / l2_Bps
