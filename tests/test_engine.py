@@ -38,7 +38,7 @@ def workloads(draw, max_grid=200):
     dram_Bps = draw(st.floats(0.5, 20))
     l2 = rng.uniform(0, 8, G) * (rng.random(G) >= draw(st.sampled_from([0.0, 0.5, 1.0])))
     return Workload(compute, solo, dram, cap, fixed, S, K, dram_Bps, draw(st.sampled_from([0.0, 0.25])),
-                    l2_bytes=l2, l2_Bps=draw(st.floats(0.5, 30)))
+                    l2_bytes=l2, l2_Bps=draw(st.floats(0.5, 30)), load_slowdown=draw(st.sampled_from([0.0, 0.4])))
 
 
 @st.composite
@@ -53,7 +53,7 @@ def uniform_workloads(draw, max_grid=300, contention=True):
         sm_count=S, slots_per_sm=K, dram_Bps=draw(st.floats(0.5, 50)),
         launch_overhead_s=draw(st.sampled_from([0.0, 0.1])),
         l2_bytes=draw(st.sampled_from([0.0, 2.0])) * draw(st.floats(0.1, 10)) if contention else 0.0,
-        l2_Bps=draw(st.floats(0.5, 80)))
+        l2_Bps=draw(st.floats(0.5, 80)), load_slowdown=draw(st.sampled_from([0.0, 0.4])))
 
 
 def assert_same(a: SimResult, b: SimResult, rtol=1e-9):
@@ -98,7 +98,8 @@ def test_batch_equals_scalar_closed_form(wls):
                           solo_frac=arr("solo_frac"), dram_bytes=arr("dram_bytes"), mem_cap_Bps=arr("mem_cap_Bps"),
                           fixed_s=arr("fixed_s"), dram_Bps=np.array([w.dram_Bps for w in wls]),
                           launch_overhead_s=np.array([w.launch_overhead_s for w in wls]), l2_bytes=arr("l2_bytes"),
-                          l2_Bps=np.array([w.l2_Bps for w in wls]))
+                          l2_Bps=np.array([w.l2_Bps for w in wls]),
+                          load_slowdown=np.array([w.load_slowdown for w in wls]))
     for k, w in enumerate(wls):
         r = run(w, engine="closed_form")
         assert rel_close(b.makespan_s[k], r.makespan_s, 1e-12)
@@ -380,3 +381,22 @@ def test_desync_softens_only_later_partial_waves_of_3_plus_ctas_per_sm():
         run(replace(lock(3 * W + 1), desync_rate=0.7), engine="fast")
     with pytest.raises(ValueError, match="desync_rate"):
         replace(lock(1), desync_rate=-1.0)
+
+
+@pytest.mark.parametrize("engine", ["closed_form", "fast", "reference"])
+def test_chip_load_slows_busy_phases_and_spares_light_tails(engine):
+    """load_slowdown kappa: at chip load u (fraction of the SM math in use) SM-side work runs 1 + kappa u
+    slower. Compute-bound CTAs, one per SM: a full wave takes c (1 + kappa), a tail of R CTAs on S SMs
+    c (1 + kappa R / S); kappa = 0 is the lockstep staircase."""
+    S, c, kappa = 8, 2.0, 0.3
+    for G in (3, 8, 8 + 2, 3 * 8 + 5):
+        wl = Workload.uniform(G, compute_s=c, sm_count=S, slots_per_sm=1, load_slowdown=kappa)
+        full, tail = divmod(G, S)
+        expect = full * c * (1 + kappa) + (c * (1 + kappa * tail / S) if tail else 0.0)
+        assert run(wl, engine=engine).span_s == pytest.approx(expect, rel=1e-12)
+    # DRAM-bound CTAs do not slow: the rule scales SM-side work only
+    wl = Workload.uniform(16, compute_s=1e-3, dram_bytes=10.0, mem_cap_Bps=100.0, sm_count=S, dram_Bps=1.0,
+                          load_slowdown=kappa)
+    assert run(wl, engine=engine).span_s == pytest.approx(16 * 10.0 / 1.0, rel=1e-9)
+    with pytest.raises(ValueError, match="load_slowdown"):
+        Workload.uniform(1, compute_s=1.0, sm_count=1, load_slowdown=-0.1)

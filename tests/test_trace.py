@@ -2,6 +2,7 @@
 end, and a replay of the committed H200 traces."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,10 +10,11 @@ import numpy as np
 import pytest
 
 import hwspecs
-from validation.trace import (COLUMNS, _ranges, generations, launch_stats, load_traces, sm_classes,
-                              sm_relative_time, trace_key, write_report)
+from validation.trace import (COLUMNS, _ranges, generations, launch_stats, load_slowdown_from_traces, load_traces,
+                              sm_classes, sm_relative_time, trace_key, write_report)
 from wavesim.engine import run
-from wavesim.kernels.gemm import GemmModel, config_occupancy
+from wavesim.calibration import load_calibration
+from wavesim.kernels.gemm import GemmModel, GemmParams, config_occupancy
 from wavetune.config import GemmProblem, LaunchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,11 +46,11 @@ def test_launch_stats_of_a_synchronous_staircase():
     assert rel[2] == pytest.approx(1.5) and rel[[0, 1, 3]] == pytest.approx([1.0, 1.0, 1.0])
 
 
-def _simulated_trace_file(tmp_path, cfg, Ms, N=4096, K=4096):
+def _simulated_trace_file(tmp_path, cfg, Ms, N=4096, K=4096, params=None):
     """A trace file in the collector's format, made from the simulator's own per-CTA trace."""
     arrays, launches = {}, {}
     for M in Ms:
-        r = run(GemmModel().workload(H200, GemmProblem(M, N, K), cfg), trace=True)
+        r = run(GemmModel().workload(H200, GemmProblem(M, N, K), cfg, params), trace=True)
         ns = lambda x: np.round(x * 1e9).astype(np.int64)  # noqa: E731
         a = np.stack([r.trace.sm, ns(r.trace.start_s), ns(r.trace.end_s),
                       ns(r.trace.end_s - r.trace.start_s) * 2], axis=1).astype(np.int32)
@@ -176,3 +178,23 @@ def test_replay_h200_first_wave_knee_is_chip_wide():
     at400, at480 = by_load(576), by_load(704)
     assert abs(at400[4] / at400[3] - 1) < 0.03                      # no per-SM cost of the 4th CTA
     assert at480[3] / at400[3] > 1.1 and abs(at480[4] / at480[3] - 1) < 0.05   # a chip-wide slowdown
+
+
+def test_load_slowdown_is_recovered_from_the_simulators_own_traces(tmp_path):
+    """Traces simulated with a known chip-load slowdown give it back (tails of <= 1 CTA/SM after full waves)."""
+    truth = dataclasses.replace(GemmParams.priors(), load_slowdown=0.4)
+    path = _simulated_trace_file(tmp_path, LaunchConfig(128, 256, 64, 8, 8, 3), [1152, 2304, 3456], params=truth)
+    got = load_slowdown_from_traces([path], "h200", dataclasses.replace(truth, load_slowdown=0.0))
+    assert got["launches"] == 6 and got["load_slowdown"] == pytest.approx(0.4, abs=0.01)
+    assert got["median_abs_log_error"] < 1e-3 < got["median_abs_log_error_without"]
+
+
+@pytest.mark.skipif(not H200_TRACES, reason="no committed H200 traces")
+def test_replay_h200_light_tails_run_faster_than_full_waves():
+    """On the H200 the tail CTAs of 1-2 CTAs/SM launches take ~0.93 of a full-wave CTA's time; the lockstep
+    model says 1.0, and the shipped load_slowdown is what the traces imply (within 0.03)."""
+    params = load_calibration("auto", "h200")
+    got = load_slowdown_from_traces(H200_TRACES, "h200", params)
+    assert got["launches"] >= 200 and 0.9 < got["hardware_tail_over_full_median"] < 0.96
+    assert got["load_slowdown"] == pytest.approx(params.load_slowdown, abs=0.03)
+    assert got["median_abs_log_error"] < 0.5 * got["median_abs_log_error_without"]

@@ -276,6 +276,69 @@ def sm_classes(rel: np.ndarray, fast: float = 0.9, slow: float = 1.04) -> dict:
     return {"fast": np.flatnonzero(rel < fast).tolist(), "slow": np.flatnonzero(rel > slow).tolist()}
 
 
+def tail_ratio(sm, start_s, end_s, slots: int) -> float:
+    """Median time of a launch's last SM-local wave's CTAs over that of its full waves (the first counts
+    when there is no other)."""
+    sm, start_s = np.asarray(sm, dtype=np.int64), np.asarray(start_s, float)
+    dur = np.asarray(end_s, float) - start_s
+    gen = generations(sm, start_s, slots)
+    last = int(gen.max())
+    full = (gen >= 1) & (gen < last) if last >= 2 else gen == 0
+    return float(np.median(dur[gen == last]) / np.median(dur[full]))
+
+
+def load_slowdown_from_traces(trace_files, gpu: str, params=None) -> dict:
+    """The chip-load slowdown kappa (wavesim.engine) the traces imply, with everything else as `params`.
+
+    Taken from the launches whose CTAs stay in lockstep (1-2 CTAs/SM) and end in a tail of at most one
+    CTA per SM after one or more full waves: the hardware runs those tail CTAs faster than its full-wave
+    CTAs (a lighter chip), and kappa is the value whose simulated tail/full-wave CTA time ratios best match
+    the measured ones (least squares of the log ratios, over every traced launch)."""
+    from dataclasses import replace
+
+    from scipy.optimize import minimize_scalar
+
+    import hwspecs
+    from wavesim.engine import run
+    from wavesim.kernels.gemm import GemmModel, config_occupancy
+    from wavetune.config import GemmProblem
+
+    spec = hwspecs.load_gpu(gpu)
+    model = GemmModel()
+    hw, wls = [], []
+    for f in trace_files:
+        arrays, meta = load_traces(f)
+        for key, a in sorted(arrays.items()):
+            cfg_key, m_txt, _ = key.split("/")
+            cfg, M = LaunchConfig.from_key(cfg_key), int(m_txt[1:])
+            slots = config_occupancy(spec, cfg, "bf16")[0].ctas_per_sm
+            wl = model.workload(spec, GemmProblem(M, meta["N"], meta["K"]), cfg, params)
+            tail = wl.grid % wl.capacity
+            if slots > 2 or wl.grid < wl.capacity or not 0 < tail <= spec.sm_count:
+                continue
+            a = a.astype(np.int64)
+            hw.append(tail_ratio(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots))
+            wls.append(replace(wl, desync_rate=0.0))
+    if not wls:
+        raise ValueError("no traced launch of 1-2 CTAs/SM ends in a tail of at most one CTA per SM after a full "
+                         "wave: trace M values past the first wave boundary")
+    log_hw = np.log(hw)
+
+    def sim_log_ratios(kappa: float) -> np.ndarray:
+        out = []
+        for wl in wls:
+            r = run(replace(wl, load_slowdown=kappa), trace=True)
+            out.append(tail_ratio(r.trace.sm, r.trace.start_s, r.trace.end_s, wl.slots_per_sm))
+        return np.log(out)
+
+    best = minimize_scalar(lambda k: float(np.sum((sim_log_ratios(k) - log_hw) ** 2)), bounds=(0.0, 2.0),
+                           method="bounded", options={"xatol": 1e-3})
+    kappa = float(best.x)
+    resid = lambda k: float(np.median(np.abs(sim_log_ratios(k) - log_hw)))  # noqa: E731
+    return {"load_slowdown": kappa, "launches": len(wls), "hardware_tail_over_full_median": float(np.median(hw)),
+            "median_abs_log_error": resid(kappa), "median_abs_log_error_without": resid(0.0)}
+
+
 def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label: str = "none",
                  gpc_layout: str | Path | None = None) -> dict:
     """TRACES.md, traces.json and PNGs (hardware vs simulated timelines, CTA time per SM) in out_dir;
@@ -339,19 +402,31 @@ def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label:
         fig.tight_layout()
         fig.savefig(out_dir / f"sm_cta_time_{N}x{K}.png")
         plt.close(fig)
+    try:
+        load = load_slowdown_from_traces(trace_files, gpu, params)
+    except ValueError:
+        load = None  # no traced launch ends in a light tail
     (out_dir / "traces.json").write_text(json.dumps({"gpu": gpu, "calibration": calibration_label,
                                                       "gpcs": gpcs, "summary": summary, "sm_classes": classes,
-                                                      "launches": rows}, indent=1))
+                                                      "load_slowdown": load, "launches": rows}, indent=1))
     _write_markdown(out_dir / "TRACES.md", gpu, calibration_label, trace_files, summary, rows, plots, classes,
-                    layers, gpcs)
-    return {"summary": summary, "launches": rows, "sm_classes": classes}
+                    layers, gpcs, load)
+    return {"summary": summary, "launches": rows, "sm_classes": classes, "load_slowdown": load}
+
+
+def load_slowdown_line(load: dict) -> str:
+    return (f"chip-load slowdown: in {load['launches']} launches of 1-2 CTAs/SM ending in a light tail the tail "
+            f"CTAs take a median {load['hardware_tail_over_full_median']:.3f} of a full-wave CTA's time; the "
+            f"load_slowdown that matches them best is {load['load_slowdown']:.3f} (median |log error| "
+            f"{load['median_abs_log_error_without']:.3f} without, {load['median_abs_log_error']:.3f} with it)")
 
 
 def _fmt(x, spec=".2f"):
     return "-" if x is None else format(x, spec)
 
 
-def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, plots, classes, layers, gpcs):
+def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, plots, classes, layers, gpcs,
+                    load=None):
     lines = ["# Per-CTA hardware traces against the simulator", "",
              f"GPU `{gpu}`; traces: {', '.join(f'`{f}`' for f in trace_files)}; simulator calibration: "
              f"{calibration_label}. Regenerate: `wavetune trace-report --gpu {gpu} --traces ... --out DIR`.", "",
@@ -382,6 +457,9 @@ def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, pl
     for k, cfg, M, name in plots:
         lines += [f"**{cfg}, M = {M}, N x K = {layers[0][0]} x {layers[0][1]} ({k} CTAs/SM)**: hardware, then "
                   "simulated", "", f"![hardware]({name}_hw.png)", f"![simulated]({name}_sim.png)", ""]
+    if load:
+        lines += [f"**{load_slowdown_line(load)}** (validation.trace.load_slowdown_from_traces; the simulator's "
+                  "load_slowdown, wavesim.engine).", ""]
     lines += ["## Every traced launch", "",
               "| N x K | config | CTAs/SM | M | SM waves (hw / sim) | span us (hw / sim) | first-wave CTA us (hw / sim) | "
               "later-wave CTA us (hw / sim) | last-wave start spread us (hw) |",
@@ -447,6 +525,8 @@ def _report_cmd(a) -> int:
         print(f"{s['N']}x{s['K']}, {s['ctas_per_sm']} CTA/SM: later/first wave CTA time {_fmt(h['later_over_first_wave_cta_time'])}, "
               f"last-wave start spread / CTA time {_fmt(h['last_wave_start_spread_over_cta_time'])}, "
               f"SM-to-SM CV {_fmt(h['sm_cta_time_cv'], '.3f')}")
+    if out["load_slowdown"]:
+        print(load_slowdown_line(out["load_slowdown"]))
     print(f"TRACES.md, traces.json and plots in {a.out}")
     return 0
 

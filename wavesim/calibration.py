@@ -32,8 +32,9 @@ SCHEMA = 1
 # Fitted by default: every parameter that no measurement pins directly. dram_efficiency is the probe's
 # measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays, and so does
 # single_row_l2_fraction (measured directly by validation/single_row.py), and desync_rate is measured by
-# `fit` on the M sweeps' steps among its records (desync_rate_from_sweeps); l2_fit_fraction is a
-# threshold (a step in the loss that least squares cannot follow).
+# `fit` on the M sweeps' steps among its records (desync_rate_from_sweeps); load_slowdown is measured on
+# per-CTA traces (validation.trace.load_slowdown_from_traces); l2_fit_fraction is a threshold (a step in
+# the loss that least squares cannot follow).
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
                 "launch_overhead_s", "l2_port_ratio")
@@ -57,6 +58,7 @@ BOUNDS = {
     "l2_port_ratio": (1.0, 4.0),
     "single_row_l2_fraction": (0.01, 1.0),
     "desync_rate": (0.01, 5.0),
+    "load_slowdown": (0.0, 2.0),
 }
 
 

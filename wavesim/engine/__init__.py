@@ -29,6 +29,13 @@ L2-bound time follows the total bytes rather than the busiest SM (a kernel model
 through solo_frac and compute_s, e.g. the GEMM model's per-SM fill port).
 A fixed-phase CTA holds its slot (and counts as resident) but takes no share.
 
+Chip load (``load_slowdown`` kappa > 0): the chip runs a CTA's SM-side work slower the busier it is (per-CTA
+traces: tail CTAs alone on a lightly loaded chip take 0.93 of a full-wave CTA's time; the in-kernel clock
+explains 2-3 points of that, the lighter load on the shared L2 and crossbar the rest). After the rates
+above, u = sum over fluid CTAs of r_i * compute_s[i] / sm_count (the fraction of the chip's SM math in use;
+a CTA with compute_s 0 adds nothing) and the sharing is redone with every compute_s[i] x (1 + kappa u) and
+l2_Bps / (1 + kappa u); DRAM (mem_cap_Bps, dram_Bps) is not scaled. kappa = 0, the default, leaves it out.
+
 Dispatch: CTAs go one at a time in index order, each to the SM with a free slot and the FEWEST resident
 CTAs, ties to the lowest SM index ("most room"; breadth-first in the first wave: CTA i < sm_count lands
 on SM i). At t = 0 as many are dispatched as fit; afterwards dispatch happens only after all events of
@@ -117,13 +124,14 @@ class UniformBatch:
 
 def run_uniform_batch(grid, *, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
                       fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0,
-                      desync_rate=0.0) -> UniformBatch:
+                      desync_rate=0.0, load_slowdown=0.0) -> UniformBatch:
     """The closed form over many launches at once; every argument is a scalar or a numpy-broadcastable array.
 
     Each element is one launch of `grid` identical CTAs with the given per-CTA parameters on a machine of
     `sm_count` SMs x `slots_per_sm` slots; identical to ``run(Workload.uniform(...)).makespan_s``. desync_rate:
-    the expected de-synchronisation of later waves (desync.py; 0 is lockstep).
+    the expected de-synchronisation of later waves (desync.py; 0 is lockstep); load_slowdown: kappa of the
+    chip-load rule (module docstring; 0 leaves it out).
     """
     return UniformBatch(**_closed_form.uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes,
                                                      mem_cap_Bps, fixed_s, dram_Bps, launch_overhead_s,
-                                                     l2_bytes, l2_Bps, desync_rate))
+                                                     l2_bytes, l2_Bps, desync_rate, load_slowdown))

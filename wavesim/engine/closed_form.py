@@ -13,6 +13,10 @@ With identical CTAs and no jitter the discrete-event run has a fixed shape:
   ends first after 1/r_B. Phase 2: A alone, with the L2 and DRAM B released, finishes its remaining
   1 - r_A/r_B.
 
+With ``load_slowdown`` kappa > 0 the rates of each phase are first computed as above, give the phase's chip
+load u (the fraction of the chip's SM math in use, ``phase_loads``), and are then recomputed with compute_s
+x (1 + kappa u) and the L2 pool / (1 + kappa u): the same rule the event engines apply at every event.
+
 With ``desync_rate`` > 0 and 3+ slots per SM, the partial wave after n_full >= 2 full waves is priced with
 the expected de-synchronisation of later waves (desync.py): part of it streams in at R / W of a full wave;
 both groups' end times scale with it. desync_rate = 0 (the default) is the lockstep model of the engines.
@@ -72,8 +76,40 @@ def _two_levels(dem_a, dem_b, nA, nB, cap):
     return lvl_a, lvl_b
 
 
+def _phase_rates(f, c, Lb, B, M, D, X, K, W, q, nA, nB):
+    """Progress rates (full wave, partial wave group A and B together, group A alone)."""
+    r1_full, _ = _l2_rate(np.minimum(f, 1.0 / K), c, Lb, X / W)
+    r_full, _ = _rate(r1_full, B, M, D / W)
+    share_a = np.minimum(f, 1.0 / (q + 1))
+    share_b = np.minimum(f, 1.0 / np.maximum(q, 1))
+    # phase 1, L2 then DRAM: each pool water-filled between the two groups' demands
+    _, ldem_a = _l2_rate(share_a, c, Lb, np.inf)
+    _, ldem_b = _l2_rate(share_b, c, Lb, np.inf)
+    l2_a, l2_b = _two_levels(ldem_a, ldem_b, nA, nB, X)
+    r1A, _ = _l2_rate(share_a, c, Lb, l2_a)
+    r1B, _ = _l2_rate(share_b, c, Lb, l2_b)
+    _, dem_a = _rate(r1A, B, M, np.inf)
+    _, dem_b = _rate(r1B, B, M, np.inf)
+    lvl_a, lvl_b = _two_levels(dem_a, dem_b, nA, nB, D)
+    rA, _ = _rate(r1A, B, M, lvl_a)
+    rB, _ = _rate(r1B, B, M, lvl_b)
+    nA1 = np.maximum(nA, 1.0)
+    r1A2, _ = _l2_rate(share_a, c, Lb, X / nA1)  # phase 2: A alone
+    rA2, _ = _rate(r1A2, B, M, D / nA1)
+    return r_full, rA, rB, rA2
+
+
+def phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2):
+    """The chip load u of each phase (full wave, partial phase 1, phase 2): the fraction of the chip's SM
+    math in use, sum over fluid CTAs of rate x compute_s / sm_count (a CTA with no math adds nothing)."""
+    with np.errstate(invalid="ignore"):
+        used = lambda r: np.where(c > 0, r * c, 0.0)  # noqa: E731
+        return K * used(r_full), (nA * used(rA) + nB * used(rB)) / S, nA * used(rA2) / S
+
+
 def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
-                   fixed_s=0.0, dram_Bps=1.0, l2_bytes=0.0, l2_Bps=1.0, desync_rate=0.0) -> dict[str, np.ndarray]:
+                   fixed_s=0.0, dram_Bps=1.0, l2_bytes=0.0, l2_Bps=1.0, desync_rate=0.0,
+                   load_slowdown=0.0) -> dict[str, np.ndarray]:
     """All phase durations of the closed form, on numpy-broadcast inputs.
 
     Returns arrays: waves, n_full, q, r, t_full (one full wave), end_a, end_b (time from the start
@@ -90,40 +126,28 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     D = np.asarray(dram_Bps, dtype=np.float64)
     Lb = np.asarray(l2_bytes, dtype=np.float64)
     X = np.asarray(l2_Bps, dtype=np.float64)
+    kappa = np.asarray(load_slowdown, dtype=np.float64)
     W = S * K
     n_full = G // W
     R = G - n_full * W
     waves = n_full + (R > 0)
     q = R // S
     r = R - q * S
-
-    # full wave: S*K identical CTAs
-    r1_full, _ = _l2_rate(np.minimum(f, 1.0 / K), c, Lb, X / W)
-    r_full, _ = _rate(r1_full, B, M, D / W)
-    t_full = F + _inv(r_full)
-
-    # partial wave: group A (r SMs x (q+1)), group B ((S-r) SMs x q)
     nA = (r * (q + 1)).astype(np.float64)
     nB = ((S - r) * q).astype(np.float64)
-    share_a = np.minimum(f, 1.0 / (q + 1))
-    share_b = np.minimum(f, 1.0 / np.maximum(q, 1))
-    # phase 1, L2 then DRAM: each pool water-filled between the two groups' demands
-    _, ldem_a = _l2_rate(share_a, c, Lb, np.inf)
-    _, ldem_b = _l2_rate(share_b, c, Lb, np.inf)
-    l2_a, l2_b = _two_levels(ldem_a, ldem_b, nA, nB, X)
-    r1A, _ = _l2_rate(share_a, c, Lb, l2_a)
-    r1B, _ = _l2_rate(share_b, c, Lb, l2_b)
-    _, dem_a = _rate(r1A, B, M, np.inf)
-    _, dem_b = _rate(r1B, B, M, np.inf)
-    lvl_a, lvl_b = _two_levels(dem_a, dem_b, nA, nB, D)
-    rA, _ = _rate(r1A, B, M, lvl_a)
-    rB, _ = _rate(r1B, B, M, lvl_b)
+
+    rates = lambda c_, X_: _phase_rates(f, c_, Lb, B, M, D, X_, K, W, q, nA, nB)  # noqa: E731
+    r_full, rA, rB, rA2 = rates(c, X)
+    if np.any(kappa > 0):
+        # chip load: each phase's SM-side rates (math and L2) slow by 1 / (1 + kappa u) at its load u
+        slow = [1.0 + kappa * u for u in phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2)]
+        r_full = rates(c * slow[0], X / slow[0])[0]
+        _, rA, rB, _ = rates(c * slow[1], X / slow[1])
+        rA2 = rates(c * slow[2], X / slow[2])[3]
+    t_full = F + _inv(r_full)
     tB = _inv(rB)  # end of group B's fluid phase (phase 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         pA = np.where(np.isinf(rB), 1.0, rA * tB)  # A's progress when B ends
-    nA1 = np.maximum(nA, 1.0)
-    r1A2, _ = _l2_rate(share_a, c, Lb, X / nA1)  # A alone
-    rA2, _ = _rate(r1A2, B, M, D / nA1)
     with np.errstate(divide="ignore", invalid="ignore"):
         tA2 = np.where(pA >= 1.0, 0.0, (1.0 - pA) * _inv(rA2))
     has_b = nB > 0
@@ -145,10 +169,10 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
 
 def uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
                   fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0,
-                  desync_rate=0.0) -> dict[str, np.ndarray]:
+                  desync_rate=0.0, load_slowdown=0.0) -> dict[str, np.ndarray]:
     """Vectorized closed form: makespan_s, span_s, waves, last_wave_fill, tail_utilization arrays."""
     p = uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes, mem_cap_Bps, fixed_s,
-                       dram_Bps, l2_bytes, l2_Bps, desync_rate)
+                       dram_Bps, l2_bytes, l2_Bps, desync_rate, load_slowdown)
     S = np.asarray(sm_count, dtype=np.int64)
     W = S * np.asarray(slots_per_sm, dtype=np.int64)
     G = np.asarray(grid, dtype=np.int64)
@@ -172,7 +196,7 @@ def simulate(workload: Workload, trace: bool = False) -> SimResult:
                                    np.zeros(0, np.int64), np.zeros(0), np.zeros(0)) if trace else None,
                                engine="closed_form")
     p = uniform_phases(G, S, K, wl.compute_s[0], wl.solo_frac[0], wl.dram_bytes[0], wl.mem_cap_Bps[0],
-                       wl.fixed_s[0], wl.dram_Bps, wl.l2_bytes[0], wl.l2_Bps, wl.desync_rate)
+                       wl.fixed_s[0], wl.dram_Bps, wl.l2_bytes[0], wl.l2_Bps, wl.desync_rate, wl.load_slowdown)
     n_full, r = int(p["n_full"]), int(p["r"])
     t_full, end_a, end_b = float(p["t_full"]), float(p["end_a"]), float(p["end_b"])
     t0 = n_full * t_full

@@ -79,7 +79,20 @@ def _cap_by_pool(nbytes, cta_cap, pool, slot_cta, slot_fluid, rate, dem, idx):
 
 
 @njit(cache=True)
-def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_cap, eps):
+def _pool_rates(share, compute, slow, l2b, l2cap, dbytes, memcap, dram, slot_cta, slot_fluid, rate, dem, idx,
+                no_cap):
+    """Rates of the fluid slots from their SM math shares, with every compute x slow and the L2 pool / slow:
+    the L2 pool first (demand at the math rate), then DRAM at the rate the L2 leaves."""
+    for sl in range(slot_cta.shape[0]):
+        c = slot_cta[sl]
+        if c >= 0 and slot_fluid[sl]:
+            rate[sl] = share[sl] / (compute[c] * slow) if compute[c] > 0.0 else np.inf
+    _cap_by_pool(l2b, no_cap, l2cap / slow, slot_cta, slot_fluid, rate, dem, idx)
+    _cap_by_pool(dbytes, memcap, dram, slot_cta, slot_fluid, rate, dem, idx)
+
+
+@njit(cache=True)
+def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_cap, kappa, eps):
     G = compute.shape[0]
     NS = S * K
     inf = np.inf
@@ -88,6 +101,7 @@ def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_c
     slot_fixed_end = np.zeros(NS)
     slot_rem = np.zeros(NS)
     rate = np.zeros(NS)
+    share = np.zeros(NS)
     cand = np.zeros(NS)
     sm_n = np.zeros(S, np.int64)
     busy = np.zeros(S)
@@ -144,13 +158,18 @@ def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_c
                 continue
             level = _fill_level(dem, n, sm_cap)
             for k in range(n):
-                sl = idx[k]
+                share[idx[k]] = dem[k] if dem[k] < level else level
+        _pool_rates(share, compute, 1.0, l2b, l2cap, dbytes, memcap, dram, slot_cta, slot_fluid, rate, dem, idx,
+                    no_cap)
+        if kappa > 0.0:
+            # chip load u: the fraction of the chip's SM math in use at these rates; redo the sharing slower
+            u = 0.0
+            for sl in range(NS):
                 c = slot_cta[sl]
-                share = dem[k] if dem[k] < level else level
-                rate[sl] = share / compute[c] if compute[c] > 0.0 else inf
-        # the L2 pool first (demand at the math rate), then DRAM at the rate the L2 leaves
-        _cap_by_pool(l2b, no_cap, l2cap, slot_cta, slot_fluid, rate, dem, idx)
-        _cap_by_pool(dbytes, memcap, dram, slot_cta, slot_fluid, rate, dem, idx)
+                if c >= 0 and slot_fluid[sl] and compute[c] > 0.0:
+                    u += rate[sl] * compute[c]
+            _pool_rates(share, compute, 1.0 + kappa * u / S, l2b, l2cap, dbytes, memcap, dram, slot_cta,
+                        slot_fluid, rate, dem, idx, no_cap)
         # ---- next event time
         t_next = inf
         for sl in range(NS):
@@ -198,7 +217,8 @@ def simulate_arrays(workload: Workload):
     """Raw engine output: (sm_of, start_s, end_s, per_sm_busy_s, rounds)."""
     wl = workload
     return _simulate(wl.compute_s, wl.solo_frac, wl.dram_bytes, wl.mem_cap_Bps, wl.fixed_s, wl.l2_bytes,
-                     wl.sm_count, wl.slots_per_sm, wl.dram_Bps, wl.l2_Bps, wl.sm_throughput, EPS_REL)
+                     wl.sm_count, wl.slots_per_sm, wl.dram_Bps, wl.l2_Bps, wl.sm_throughput, wl.load_slowdown,
+                     EPS_REL)
 
 
 def simulate(workload: Workload, trace: bool = False) -> SimResult:

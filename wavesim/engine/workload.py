@@ -34,7 +34,8 @@ class Workload:
     Scalars: sm_count, slots_per_sm (>= 1), dram_Bps (> 0, shared by all SMs),
     launch_overhead_s (added once to the makespan), sm_throughput (capacity unit of an SM, 1.0),
     l2_Bps (> 0, the L2-to-SM bandwidth shared by all SMs), desync_rate (>= 0: the expected
-    de-synchronisation of later waves, a closed-form term, desync.py; 0, the default, is lockstep).
+    de-synchronisation of later waves, a closed-form term, desync.py; 0, the default, is lockstep),
+    load_slowdown (>= 0: kappa of the chip-load rule, wavesim.engine; 0, the default, leaves it out).
 
     Scalars given for a per-CTA field are broadcast to the grid size (taken from compute_s).
     """
@@ -52,6 +53,7 @@ class Workload:
     l2_bytes: np.ndarray | float = 0.0
     l2_Bps: float = 1.0
     desync_rate: float = 0.0
+    load_slowdown: float = 0.0
 
     def __post_init__(self):
         n = None
@@ -73,6 +75,7 @@ class Workload:
         object.__setattr__(self, "sm_throughput", float(self.sm_throughput))
         object.__setattr__(self, "l2_Bps", float(self.l2_Bps))
         object.__setattr__(self, "desync_rate", float(self.desync_rate))
+        object.__setattr__(self, "load_slowdown", float(self.load_slowdown))
         if self.sm_count < 1:
             raise ValueError("sm_count must be >= 1")
         if self.slots_per_sm < 1:
@@ -85,8 +88,9 @@ class Workload:
             raise ValueError("sm_throughput is the capacity unit of an SM and must be 1.0")
         if self.launch_overhead_s < 0:
             raise ValueError("launch_overhead_s must be >= 0")
-        if not (self.desync_rate >= 0 and np.isfinite(self.desync_rate)):
-            raise ValueError("desync_rate must be a finite number >= 0")
+        for name in ("desync_rate", "load_slowdown"):
+            if not (getattr(self, name) >= 0 and np.isfinite(getattr(self, name))):
+                raise ValueError(f"{name} must be a finite number >= 0")
         a = arrays
         if any(np.any(a[k] < 0) for k in ("compute_s", "dram_bytes", "fixed_s", "l2_bytes")):
             raise ValueError("compute_s, dram_bytes, fixed_s and l2_bytes must be >= 0")
@@ -113,13 +117,13 @@ class Workload:
     def uniform(cls, grid: int, *, compute_s: float, solo_frac: float = 1.0, dram_bytes: float = 0.0,
                 mem_cap_Bps: float = 1.0, fixed_s: float = 0.0, sm_count: int, slots_per_sm: int = 1,
                 dram_Bps: float = 1.0, launch_overhead_s: float = 0.0, l2_bytes: float = 0.0,
-                l2_Bps: float = 1.0, desync_rate: float = 0.0) -> "Workload":
+                l2_Bps: float = 1.0, desync_rate: float = 0.0, load_slowdown: float = 0.0) -> "Workload":
         """G identical CTAs."""
         g = int(grid)
         return cls(np.full(g, float(compute_s)), np.full(g, float(solo_frac)), np.full(g, float(dram_bytes)),
                    np.full(g, float(mem_cap_Bps)), np.full(g, float(fixed_s)), sm_count, slots_per_sm,
                    dram_Bps, launch_overhead_s, l2_bytes=np.full(g, float(l2_bytes)), l2_Bps=l2_Bps,
-                   desync_rate=desync_rate)
+                   desync_rate=desync_rate, load_slowdown=load_slowdown)
 
     def is_uniform(self) -> bool:
         """True when every per-CTA array is constant (then the closed form is exact)."""

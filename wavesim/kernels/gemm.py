@@ -24,6 +24,8 @@ Per CTA the model gives the engines (wavesim.engine):
             what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
             inflated for short contiguous segments (a tile row of B is only BN elements long)
   desync_rate: the expected de-synchronisation of later waves at 3+ CTAs/SM (wavesim/engine/desync.py)
+  load_slowdown: kappa of the engines' chip-load rule (wavesim.engine): a phase in which a fraction u of the
+            chip's SM math is in use runs its SM-side work 1 + kappa u slower (tails on a light chip run faster)
 
 The efficiency is the wgmma one when the compiler can use Hopper's warpgroup MMA (sm_90+, BLOCK_M >= 64,
 num_warps a multiple of 4) and the mma.sync one otherwise. Occupancy (CTAs/SM) comes from real resource
@@ -72,6 +74,7 @@ class GemmParams:
     l2_port_ratio: float
     single_row_l2_fraction: float
     desync_rate: float
+    load_slowdown: float
 
     @classmethod
     def priors(cls) -> "GemmParams":
@@ -248,7 +251,8 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
             "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
-            "launch_overhead_s": p.launch_overhead_s, "desync_rate": p.desync_rate}
+            "launch_overhead_s": p.launch_overhead_s, "desync_rate": p.desync_rate,
+            "load_slowdown": p.load_slowdown}
 
 
 def simulate_batch(b: GemmBatch, params: GemmParams | None = None):
