@@ -94,3 +94,24 @@ def test_malformed_line_in_the_middle_is_an_error_that_keeps_the_file(tmp_path):
     with pytest.raises(ValueError, match=":2: not valid JSON"):
         read_existing(out)
     assert out.read_text().count("\n") == 3  # nothing was lost
+
+
+def test_retime_unstable_times_exactly_the_unsteady_records_again(tmp_path):
+    """`wavetune profile --retime-unstable --out F` with no shapes or configs: the records of F whose repeats
+    spread too much are timed again (appended; the latest record of a key is the one read), the rest stay."""
+    from validation.measurements import dedupe_latest, load_measurements
+
+    out = tmp_path / "m.jsonl"
+    cfg = json.loads(CONFIGS.read_text().splitlines()[0])
+    base = {"schema": 1, "kernel": "gemm", "gpu": "cpu-test", "backend": "triton", "dtype": "fp16", "N": 32,
+            "K": 32, "config": cfg, "status": "ok", "reps": 5}
+    out.write_text(json.dumps({**base, "M": 16, "ms": 50.0, "ms_p20": 10.0, "ms_p80": 90.0}) + "\n"
+                   + json.dumps({**base, "M": 32, "ms": 50.0, "ms_p20": 49.0, "ms_p80": 51.0}) + "\n")
+    cmd = [sys.executable, "-m", "validation.cli", "profile", "--gpu", "cpu-test", "--device", "cpu", "--dtype",
+           "fp16", "--out", str(out), "--retime-unstable", "--no-cublas", "--max-reps", "2", "--target-ms", "0.1"]
+    r = subprocess.run(cmd, env=interp_env(), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(recs) == 3 and (recs[2]["M"], recs[2]["status"]) == (16, "ok") and recs[2]["ms"] != 50.0
+    latest = {m.problem.M: m.ms for m in dedupe_latest(load_measurements([str(out)], gpu="cpu-test"))}
+    assert latest[32] == 50.0 and latest[16] == recs[2]["ms"]

@@ -8,18 +8,22 @@ import argparse
 
 def _profile(args: argparse.Namespace) -> int:
     from tuner.space import load_space
-    from validation.profiler import ProfileOptions, run_profile
+    from validation.profiler import ProfileOptions, run_profile, unstable_records
     from validation.shapesets import load_shapes
 
     if args.kernel != "gemm":
         raise ValueError(f"--kernel {args.kernel!r}: only 'gemm' can be profiled so far")
-    shapes = load_shapes(args.shapes, args.dtype)
+    if args.retime_unstable and not (args.shapes or args.configs):
+        shapes, configs = unstable_records(args.out, args.dtype)
+    elif not (args.shapes and args.configs):
+        raise ValueError("--shapes and --configs are needed (only --retime-unstable alone takes them from --out)")
+    else:
+        shapes, configs = load_shapes(args.shapes, args.dtype), load_space(args.configs)
     if args.shard:
         i, n = (int(x) for x in args.shard.split("/"))
         if not 0 <= i < n:
             raise ValueError(f"--shard {args.shard}: expected I/N with 0 <= I < N")
         shapes = shapes[i::n]
-    configs = load_space(args.configs)
     if args.device == "cuda":
         import torch
 
@@ -28,7 +32,8 @@ def _profile(args: argparse.Namespace) -> int:
                              "TRITON_INTERPRET=1 only to test the profiler itself)")
     opts = ProfileOptions(gpu=args.gpu, dtype=args.dtype, budget_s=args.budget_s, max_reps=args.max_reps,
                           target_ms=args.target_ms, with_cublas=not args.no_cublas,
-                          retry_failed=args.retry_failed, device=args.device, compile_workers=args.jobs)
+                          retry_failed=args.retry_failed, retime_unstable=args.retime_unstable,
+                          device=args.device, compile_workers=args.jobs)
     run_profile(shapes, configs, args.out, opts)
     return 0
 
@@ -107,9 +112,9 @@ def register(sub) -> None:
                        description="Measure every (shape, config) missing from --out; resumes after a kill.")
     p.add_argument("--kernel", default="gemm")
     p.add_argument("--gpu", required=True, help="hwspecs id written into each record, e.g. h200")
-    p.add_argument("--shapes", required=True,
+    p.add_argument("--shapes", default=None,
                    help="MxNxK list (comma-separated), a JSONL file of {M,N,K}, or named sets joined by '+': llm, m-sweep, k-sweep")
-    p.add_argument("--configs", required=True,
+    p.add_argument("--configs", default=None,
                    help="JSONL file of config objects, or named spaces joined by '+': broad, wave-study, grouping, default")
     p.add_argument("--out", required=True, help="JSONL file; records are appended, existing ones are skipped")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
@@ -119,6 +124,9 @@ def register(sub) -> None:
     p.add_argument("--jobs", type=int, default=0, help="parallel compile processes (0: one per core, at most 16)")
     p.add_argument("--no-cublas", action="store_true", help="do not time torch.matmul for each shape")
     p.add_argument("--retry-failed", action="store_true", help="measure again the records whose status is not ok")
+    p.add_argument("--retime-unstable", action="store_true",
+                   help="time again the ok records whose repeats spread more than validation.profiler.UNSTABLE_SPREAD "
+                        "(without --shapes/--configs: exactly those records of --out)")
     p.add_argument("--shard", default=None, help="I/N: measure only shapes I, I+N, I+2N ... (one process per GPU)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: run under TRITON_INTERPRET=1 (tests of the profiler only)")

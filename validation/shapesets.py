@@ -85,6 +85,17 @@ def m1_fresh(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, n, k, dtype) for _, n, k in FRESH_LAYERS for m in (1, 16)]
 
 
+# Measured in session 5, after that session's model (the chip-load slowdown) was fixed: a layer no earlier
+# set sweeps (gemma2-9b.o: N = 3584, K = 4096), for staircases out of sample.
+FRESH5_LAYER = ("gemma2-9b.o", 3584, 4096)
+
+
+def m_sweep_fresh5(dtype: str = "bf16") -> list[GemmProblem]:
+    """The M sweep on a layer measured only after session 5's model was fixed (gemma2-9b.o)."""
+    _, n, k = FRESH5_LAYER
+    return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
+
+
 def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     """Latency vs K (the inner-loop length L) at fixed grids: one and three waves of 128x128 tiles."""
     return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
@@ -92,7 +103,7 @@ def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
 
 NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small, "unseen-check": unseen_check,
                 "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep,
-                "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh}
+                "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh, "m-sweep-fresh5": m_sweep_fresh5}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:

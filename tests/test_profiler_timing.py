@@ -1,0 +1,50 @@
+"""The profiler's timing hygiene, without a GPU: unsteady timings are taken again, and records whose repeats
+spread too much can be re-timed later (`wavetune profile --retime-unstable`)."""
+import json
+
+from validation.measurements import dedupe_latest, load_measurements
+from validation.profiler import (RETIMES, UNSTABLE_SPREAD, needs_retime, read_existing, steady_timing,
+                                 timing_spread, unstable_records)
+
+
+def _timings(*runs):
+    it = iter(runs)
+    return lambda: list(next(it))
+
+
+def test_an_unsteady_timing_is_taken_again_and_the_steadiest_kept():
+    steady = [10.0, 10.1, 10.2, 9.9, 10.0]
+    bimodal = [31.0, 68.0, 95.0, 30.0, 94.0]
+    t, retimes = steady_timing(_timings(bimodal, steady))
+    assert retimes == 1 and t["ms"] == 10.0 and (t["ms_p80"] - t["ms_p20"]) / t["ms"] <= UNSTABLE_SPREAD
+    t, retimes = steady_timing(_timings(steady))
+    assert retimes == 0 and t["ms"] == 10.0
+    # never steady: RETIMES more tries, the least spread one is kept
+    wide = [8.0, 10.0, 12.6, 8.0, 12.6]
+    t, retimes = steady_timing(_timings(bimodal, wide, bimodal))
+    assert retimes == RETIMES and t["ms"] == 10.0
+
+
+def _rec(ms, p20, p80, **extra):
+    return {"schema": 1, "kernel": "gemm", "gpu": "h200", "backend": "triton", "dtype": "bf16", "M": 8,
+            "N": 4608, "K": 3584, "config": {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 128, "GROUP_M": 8,
+                                             "num_warps": 4, "num_stages": 3},
+            "status": "ok", "ms": ms, "ms_p20": p20, "ms_p80": p80, **extra}
+
+
+def test_unsteady_records_are_found_and_a_retimed_record_replaces_them(tmp_path):
+    glitch = _rec(0.068, 0.0308, 0.0947)   # a committed H200 record: 31 to 95 us around 68
+    assert timing_spread(glitch) > UNSTABLE_SPREAD and needs_retime(glitch)
+    assert not needs_retime(_rec(0.027, 0.0265, 0.0275))
+    assert not needs_retime({**glitch, "retimes": RETIMES, "unstable": True})  # tried already: kept as is
+    f = tmp_path / "m.jsonl"
+    f.write_text(json.dumps(glitch) + "\n")
+    key_done = read_existing(f)
+    assert len(key_done) == 1 and read_existing(f, retime_unstable=True) == set()
+    shapes, configs = unstable_records(f, "bf16")
+    assert [(p.M, p.N, p.K) for p in shapes] == [(8, 4608, 3584)] and [c.key for c in configs] == ["16x32x128_g8_w4_s3"]
+    with f.open("a") as fh:
+        fh.write(json.dumps(_rec(0.027, 0.0265, 0.0276, retimes=1)) + "\n")
+    assert read_existing(f, retime_unstable=True) == key_done and unstable_records(f, "bf16") == ([], [])
+    (m,) = dedupe_latest(load_measurements([str(f)], gpu="h200"))
+    assert m.ms == 0.027
