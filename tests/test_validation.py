@@ -246,9 +246,30 @@ def test_fresh_layer_measured_after_the_model_was_fixed():
                             repeat=load(fresh / "m_sweep_fresh_repeat.jsonl"))
     rep = st["summary"]["calibrated"]["repeat"]
     assert rep["reproducible_steps"] >= 55 and rep["missed_reproducible"] <= 8             # 53 / 60
-    assert rep["spurious_in_neither_pass"] <= 22                                          # 18 (30 in lockstep)
+    assert rep["spurious_in_neither_pass"] <= 12                                          # 9 (30 in lockstep)
     assert st["summary"]["calibrated"]["median_err_scaled_worst_config"] <= 0.08          # 7.2%
-    assert fit_desync_rate(spec, st, cal)["value"] == pytest.approx(cal.desync_rate, abs=0.1)   # 0.52 / 0.52
+    assert fit_desync_rate(spec, st, cal)["value"] == pytest.approx(cal.desync_rate, abs=0.1)   # 0.45 / 0.45
     r = validate("h200", [str(fresh / "m1_fresh.jsonl")], calibration="auto")
     m1 = [s for s in r["shapes"] if s["M"] == 1]
-    assert len(m1) == 3 and min(s["calibrated"]["tau"] for s in m1) >= 0.7              # 0.79-0.88 (0.37-0.57 before)
+    assert len(m1) == 3 and min(s["calibrated"]["tau"] for s in m1) >= 0.7              # 0.78-0.87 (0.37-0.57 before)
+
+
+def test_layer_measured_after_the_chip_load_slowdown_was_fixed():
+    """validation/data/h200/fresh5/: gemma2-9b.o (N = 3584, K = 4096), swept twice only after session 5's model
+    was committed, scored with the shipped calibration (the session-start model: 51/53 and 21)."""
+    import hwspecs
+    from validation.measurements import dedupe_latest, load_measurements
+    from validation.shapesets import FRESH5_LAYER
+    from validation.staircase import staircase_analysis
+    from wavesim.calibration import load_calibration
+
+    _, n, k = FRESH5_LAYER
+    f = DATA.parent / "fresh5"
+    load = lambda p: dedupe_latest(load_measurements([str(p)], gpu="h200"))  # noqa: E731
+    st = staircase_analysis(hwspecs.load_gpu("h200"), load(f / "m_sweep_fresh5.jsonl"), n, k,
+                            load_calibration("auto", "h200"), repeat=load(f / "m_sweep_fresh5_repeat.jsonl"))
+    s = st["summary"]["calibrated"]
+    assert {1, 2, 3, 8} <= {c["ctas_per_sm"] for c in st["configs"]}
+    assert s["repeat"]["reproducible_steps"] >= 50 and s["repeat"]["missed_reproducible"] <= 3  # 51 / 53
+    assert s["repeat"]["spurious_in_neither_pass"] <= 16                                  # 13
+    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.8%
