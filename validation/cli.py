@@ -126,7 +126,7 @@ def register(sub) -> None:
     p.add_argument("--retry-failed", action="store_true", help="measure again the records whose status is not ok")
     p.add_argument("--retime-unstable", action="store_true",
                    help="time again the ok records whose repeats spread more than validation.profiler.UNSTABLE_SPREAD "
-                        "(without --shapes/--configs: exactly those records of --out)")
+                        "(without --shapes/--configs: the shapes and configs of those records of --out)")
     p.add_argument("--shard", default=None, help="I/N: measure only shapes I, I+N, I+2N ... (one process per GPU)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: run under TRITON_INTERPRET=1 (tests of the profiler only)")

@@ -274,7 +274,8 @@ def steady_timing(time_reps: Callable[[], list[float]]) -> tuple[dict, int]:
     best = None
     for retimes in range(1 + RETIMES):
         ts = time_reps()
-        t = {"ms": statistics.median(ts), "ms_p20": _quantile(ts, 0.2), "ms_p80": _quantile(ts, 0.8)}
+        t = {"ms": statistics.median(ts), "ms_p20": _quantile(ts, 0.2),
+             "ms_p80": _quantile(ts, 0.8)}
         if best is None or _spread(t) < _spread(best):
             best = t
         if _spread(t) <= UNSTABLE_SPREAD:

@@ -121,24 +121,24 @@ class ReferenceEngine:
     def _rates(self) -> dict[int, float]:
         """Progress rate (fraction of the CTA per second) of every fluid CTA, by CTA index."""
         wl = self.wl
-        fluid = [c for s in range(self.S) for c in self.resident[s] if c.phase == FLUID]
-        rate = self._shared_rates(fluid, 1.0)
+        by_sm = [[c for c in self.resident[s] if c.phase == FLUID] for s in range(self.S)]
+        rate = self._shared_rates(by_sm, 1.0)
         if wl.load_slowdown > 0:
             # chip load u: the fraction of the chip's SM math in use at these rates; redo the sharing slower
-            u = sum(rate[c.i] * wl.compute_s[c.i] for c in fluid if wl.compute_s[c.i] > 0) / self.S
-            rate = self._shared_rates(fluid, 1.0 + wl.load_slowdown * u)
+            u = sum(rate[c.i] * wl.compute_s[c.i] for ctas in by_sm for c in ctas if wl.compute_s[c.i] > 0) / self.S
+            rate = self._shared_rates(by_sm, 1.0 + wl.load_slowdown * u)
         return rate
 
-    def _shared_rates(self, fluid: list[_Cta], slow: float) -> dict[int, float]:
-        """Rates with every compute_s x slow and the L2 pool / slow: per-SM math water-filling, then the
-        L2 pool (demand at the math rate), then DRAM at the rate the L2 leaves."""
+    def _shared_rates(self, by_sm: list[list[_Cta]], slow: float) -> dict[int, float]:
+        """Rates of the fluid CTAs (by SM) with every compute_s x slow and the L2 pool / slow: per-SM math
+        water-filling, then the L2 pool (demand at the math rate), then DRAM at the rate the L2 leaves."""
         wl = self.wl
         r_c: dict[int, float] = {}
-        for s in range(self.S):
-            ctas = [c for c in fluid if c.sm == s]
+        for ctas in by_sm:
             shares = water_fill([wl.solo_frac[c.i] for c in ctas], wl.sm_throughput)
             for c, share in zip(ctas, shares):
                 r_c[c.i] = share / (wl.compute_s[c.i] * slow) if wl.compute_s[c.i] > 0 else math.inf
+        fluid = [c for ctas in by_sm for c in ctas]
         rate = dict(r_c)
         l2 = [c for c in fluid if wl.l2_bytes[c.i] > 0]
         got = water_fill([wl.l2_bytes[c.i] * r_c[c.i] for c in l2], wl.l2_Bps / slow)
