@@ -48,3 +48,26 @@ def test_unsteady_records_are_found_and_a_retimed_record_replaces_them(tmp_path)
     assert read_existing(f, retime_unstable=True) == key_done and unstable_records(f, "bf16") == ([], [])
     (m,) = dedupe_latest(load_measurements([str(f)], gpu="h200"))
     assert m.ms == 0.027
+
+
+def test_gzip_compressed_measurement_files_read_the_same_and_are_never_appended_to(tmp_path):
+    """Finished measurement files may be committed gzip-compressed under their .jsonl names: the loaders read
+    them by their first bytes, the calibration's data hash is of the content, and the profiler refuses to
+    append to one (text would corrupt it) and leaves it intact."""
+    import gzip
+
+    import pytest
+
+    from wavesim.calibration import dataset_hash
+
+    plain, packed = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    text = json.dumps(_rec(0.027, 0.0265, 0.0275)) + "\n" + json.dumps({**_rec(0.03, 0.029, 0.031), "M": 16}) + "\n"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    load = lambda p: [(m.problem.M, m.ms) for m in load_measurements([str(p)], gpu="h200")]  # noqa: E731
+    assert load(packed) == load(plain) == [(8, 0.027), (16, 0.03)]
+    assert dataset_hash([packed]) == dataset_hash([plain])
+    before = packed.read_bytes()
+    with pytest.raises(ValueError, match="gzip-compressed"):
+        read_existing(packed)
+    assert packed.read_bytes() == before

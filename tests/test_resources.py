@@ -294,14 +294,10 @@ def test_oracle_reproduces_the_jit_specialization():
 # "Required: <bytes>" shared memory. The committed sm_90 tables must reproduce all of them exactly.
 
 def _h200_records():
-    recs = []
-    for p in sorted(H200_DIR.glob("*.jsonl")):
-        for line in p.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                if r.get("backend", "triton") == "triton" and isinstance(r.get("config"), dict):
-                    recs.append(r)
-    return recs
+    from wavetune.records import read_jsonl_file
+
+    return [r for p in sorted(H200_DIR.glob("*.jsonl")) for r in read_jsonl_file(p)   # some are gzip-compressed
+            if r.get("backend", "triton") == "triton" and isinstance(r.get("config"), dict)]
 
 
 def _spec_of(r):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from wavetune.config import GemmProblem, LaunchConfig
-from wavetune.records import BadLine, iter_jsonl
+from wavetune.records import BadLine, iter_jsonl, open_text
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "compile_error", "out_of_resources", "wrong_result", "timeout", "error")
@@ -84,7 +84,7 @@ def load_measurements(paths: Iterable[str | Path], *, gpu: str | None = None, ke
         p = Path(path)
         if not p.exists():
             raise FileNotFoundError(f"measurement file {p} does not exist")
-        with p.open() as f:
+        with open_text(p) as f:
             for lineno, obj in iter_jsonl(f, str(p)):
                 if isinstance(obj, BadLine):
                     if strict:

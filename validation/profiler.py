@@ -26,7 +26,7 @@ from typing import Callable
 
 from validation.measurements import SCHEMA_VERSION, record_key
 from wavetune.config import GemmProblem, LaunchConfig
-from wavetune.records import dumps
+from wavetune.records import dumps, is_gzip, read_jsonl_file
 
 # Relative Frobenius error ||C - C_ref|| / ||C_ref|| accepted per dtype (C_ref in fp32 from the same
 # rounded inputs). bf16 output rounding alone is ~2^-9 = 2e-3; fp32 inputs go through tf32 (~5e-4).
@@ -75,7 +75,7 @@ def needs_retime(rec: dict) -> bool:
 
 def unstable_records(path: str | Path, dtype: str) -> tuple[list[GemmProblem], list[LaunchConfig]]:
     """The shapes and configs of the triton records of `path` that need a re-timing (needs_retime)."""
-    recs = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()] if Path(path).exists() else []
+    recs = read_jsonl_file(path) if Path(path).exists() else []
     latest = {record_key(r): r for r in recs}
     todo = [r for r in latest.values() if needs_retime(r) and r.get("config") and r.get("dtype") == dtype]
     shapes = sorted({(r["M"], r["N"], r["K"]) for r in todo})
@@ -90,6 +90,9 @@ def read_existing(path: Path, retry_failed: bool = False, retime_unstable: bool 
     done: set[tuple] = set()
     if not path.exists():
         return done
+    if is_gzip(path):  # appending text would corrupt it, and the torn-line check would cut it
+        raise ValueError(f"{path} is gzip-compressed (finished measurements are committed that way): profile into "
+                         f"another file, or decompress it first (gzip -dc {path} > new.jsonl); it is left as it is")
     data = path.read_bytes()
     good_end = data.rfind(b"\n") + 1
     if good_end < len(data):  # partial record with no newline: drop it, it will be measured again

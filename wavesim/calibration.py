@@ -25,6 +25,7 @@ import numpy as np
 
 from hwspecs import GPUSpec
 from wavesim.kernels.gemm import GemmBatch, GemmParams, config_occupancy, simulate_batch
+from wavetune.records import open_text
 
 CALIBRATION_DIR = Path(__file__).resolve().parent / "data" / "calibration"
 SCHEMA = 1
@@ -261,9 +262,11 @@ def load_calibration(source: str | Path | None, gpu: str) -> GemmParams | None:
 
 
 def dataset_hash(paths: Iterable[str | Path]) -> str:
+    """Of the files' contents (decompressed: a file gzip-compressed later keeps its hash)."""
     h = hashlib.sha256()
     for p in sorted(str(x) for x in paths):
-        h.update(Path(p).read_bytes())
+        with open_text(p) as f:
+            h.update(f.read().encode())
     return h.hexdigest()[:16]
 
 

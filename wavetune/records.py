@@ -1,11 +1,16 @@
 """JSONL reading and writing shared by predict, select, profile and the measurement loaders.
 
 A malformed line never stops a batch: readers yield it as a `BadLine` with its line number, and the
-caller writes an error record in its place so that output order matches input order."""
+caller writes an error record in its place so that output order matches input order.
+
+Readers take gzip-compressed files too, whatever their name (`open_text` looks at the first two bytes):
+the larger finished measurement files are committed compressed under their .jsonl names, which keeps the
+repository small enough to travel while every path, glob and command that names them stays the same."""
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import sys
 from dataclasses import dataclass
@@ -52,6 +57,20 @@ def extend_line(text: str, obj: dict[str, Any], extra: dict[str, Any]) -> str:
     return dumps({**obj, **extra})
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether a file is gzip-compressed (by its first two bytes, not its name)."""
+    with Path(path).open("rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def open_text(path: str | Path) -> IO[str]:
+    """A text reader of a file, decompressing it when it is gzip-compressed."""
+    return gzip.open(path, "rt") if is_gzip(path) else Path(path).open()
+
+
 @contextlib.contextmanager
 def open_in(path: str | None):
     if path in (None, "-"):
@@ -60,7 +79,7 @@ def open_in(path: str | None):
         p = Path(path)
         if not p.exists():
             raise FileNotFoundError(f"input file {path} does not exist")
-        with p.open() as f:
+        with open_text(p) as f:
             yield f
 
 
@@ -81,7 +100,7 @@ def dumps(obj: dict[str, Any]) -> str:
 def read_jsonl_file(path: str | Path) -> list[dict[str, Any]]:
     """Read a whole JSONL file, raising a ValueError that names the file and line of the first bad line."""
     out = []
-    with Path(path).open() as f:
+    with open_text(path) as f:
         for _, obj in iter_jsonl(f, str(path)):
             if isinstance(obj, BadLine):
                 raise ValueError(f"{obj.error}; fix or remove that line")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session-5 H200 collection (GPU machine, repository root; $OUT receives copies), taken after that session's
 # model (the chip-load slowdown) was fixed:
-#   1. the committed records whose timed repeats spread too much, timed again (`--retime-unstable`);
+#   1. the committed records whose timed repeats spread too much, timed again (`--retime-unstable`; the two
+#      files have since been committed gzip-compressed: decompress one into a new file to add records);
 #   2. the M sweep (17 wave-study + grouping configs x M = 64..8192) on gemma2-9b.o (N = 3584, K = 4096),
 #      a layer no earlier sweep has (validation/shapesets.py FRESH5_LAYER);
 #   3. (PHASE 2) a second pass of the sweep, for its reproducible steps.
