@@ -197,35 +197,44 @@ def hardware_result(arr: np.ndarray, sm_count: int, slots: int):
                            engine="hardware")
 
 
+def traced_launches(trace_files, spec):
+    """Every traced launch of the files, in key order: (file, its arrays by key, its sidecar, key, config, M,
+    CTAs/SM on `spec`)."""
+    from wavesim.kernels.gemm import config_occupancy
+
+    for f in trace_files:
+        arrays, meta = load_traces(f)
+        for key in sorted(arrays):
+            cfg_key, m_txt, _ = key.split("/")
+            cfg = LaunchConfig.from_key(cfg_key)
+            yield f, arrays, meta, key, cfg, int(m_txt[1:]), config_occupancy(spec, cfg, "bf16")[0].ctas_per_sm
+
+
 def compare(trace_files, gpu: str, params=None) -> list[dict]:
     """Per traced launch: the hardware's launch_stats and the simulator's (closed form, with `params`)."""
     import hwspecs
     from wavesim.engine import run
-    from wavesim.kernels.gemm import GemmModel, config_occupancy
+    from wavesim.kernels.gemm import GemmModel
     from wavetune.config import GemmProblem
 
     spec = hwspecs.load_gpu(gpu)
     model = GemmModel()
     rows = []
-    for f in trace_files:
-        arrays, meta = load_traces(f)
+    for f, arrays, meta, key, cfg, M, slots in traced_launches(trace_files, spec):
+        if not key.endswith("/r0"):
+            continue
         N, K = meta["N"], meta["K"]
-        for key in sorted(arrays):
-            if not key.endswith("/r0"):
-                continue
-            cfg_key, m_txt, _ = key.split("/")
-            cfg, M = LaunchConfig.from_key(cfg_key), int(m_txt[1:])
-            slots = config_occupancy(spec, cfg, "bf16")[0].ctas_per_sm
-            a = arrays[key].astype(np.int64)
-            hw = launch_stats(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots, spec.sm_count, cycles=a[:, 3])
-            r = run(model.workload(spec, GemmProblem(M, N, K), cfg, params), trace=True)
-            sim = launch_stats(r.trace.sm, r.trace.start_s, r.trace.end_s, slots, spec.sm_count)
-            reps = [arrays[k] for k in arrays if k.startswith(f"{cfg_key}/{m_txt}/")]
-            rows.append({"config": cfg_key, "ctas_per_sm": slots, "M": M, "N": N, "K": K, "file": str(f),
-                         "ms_untraced": meta["launches"][f"{cfg_key}/{m_txt}"]["ms"],
-                         "ms_traced": meta["launches"][f"{cfg_key}/{m_txt}"]["ms_traced"],
-                         "span_s_reps": [float((r_[:, 2].max() - r_[:, 1].min()) * 1e-9) for r_ in reps],
-                         "hardware": hw, "simulated": sim})
+        launch = key.rsplit("/", 1)[0]
+        a = arrays[key].astype(np.int64)
+        hw = launch_stats(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots, spec.sm_count, cycles=a[:, 3])
+        r = run(model.workload(spec, GemmProblem(M, N, K), cfg, params), trace=True)
+        sim = launch_stats(r.trace.sm, r.trace.start_s, r.trace.end_s, slots, spec.sm_count)
+        reps = [arrays[k] for k in arrays if k.startswith(f"{launch}/")]
+        rows.append({"config": cfg.key, "ctas_per_sm": slots, "M": M, "N": N, "K": K, "file": str(f),
+                     "ms_untraced": meta["launches"][launch]["ms"],
+                     "ms_traced": meta["launches"][launch]["ms_traced"],
+                     "span_s_reps": [float((r_[:, 2].max() - r_[:, 1].min()) * 1e-9) for r_ in reps],
+                     "hardware": hw, "simulated": sim})
     return rows
 
 
@@ -300,25 +309,20 @@ def load_slowdown_from_traces(trace_files, gpu: str, params=None) -> dict:
 
     import hwspecs
     from wavesim.engine import run
-    from wavesim.kernels.gemm import GemmModel, config_occupancy
+    from wavesim.kernels.gemm import GemmModel
     from wavetune.config import GemmProblem
 
     spec = hwspecs.load_gpu(gpu)
     model = GemmModel()
     hw, wls = [], []
-    for f in trace_files:
-        arrays, meta = load_traces(f)
-        for key, a in sorted(arrays.items()):
-            cfg_key, m_txt, _ = key.split("/")
-            cfg, M = LaunchConfig.from_key(cfg_key), int(m_txt[1:])
-            slots = config_occupancy(spec, cfg, "bf16")[0].ctas_per_sm
-            wl = model.workload(spec, GemmProblem(M, meta["N"], meta["K"]), cfg, params)
-            tail = wl.grid % wl.capacity
-            if slots > 2 or wl.grid < wl.capacity or not 0 < tail <= spec.sm_count:
-                continue
-            a = a.astype(np.int64)
-            hw.append(tail_ratio(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots))
-            wls.append(replace(wl, desync_rate=0.0))
+    for _, arrays, meta, key, cfg, M, slots in traced_launches(trace_files, spec):
+        wl = model.workload(spec, GemmProblem(M, meta["N"], meta["K"]), cfg, params)
+        tail = wl.grid % wl.capacity
+        if slots > 2 or wl.grid < wl.capacity or not 0 < tail <= spec.sm_count:
+            continue
+        a = arrays[key].astype(np.int64)
+        hw.append(tail_ratio(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots))
+        wls.append(replace(wl, desync_rate=0.0))
     if not wls:
         raise ValueError("no traced launch of 1-2 CTAs/SM ends in a tail of at most one CTA per SM after a full "
                          "wave: trace M values past the first wave boundary")
