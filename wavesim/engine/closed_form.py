@@ -76,13 +76,17 @@ def _two_levels(dem_a, dem_b, nA, nB, cap):
     return lvl_a, lvl_b
 
 
-def _phase_rates(f, c, Lb, B, M, D, X, K, W, q, nA, nB):
-    """Progress rates (full wave, partial wave group A and B together, group A alone)."""
+def _full_wave_rate(f, c, Lb, B, M, D, X, K, W):
+    """Progress rate of the CTAs of a full wave (S*K identical CTAs)."""
     r1_full, _ = _l2_rate(np.minimum(f, 1.0 / K), c, Lb, X / W)
-    r_full, _ = _rate(r1_full, B, M, D / W)
+    return _rate(r1_full, B, M, D / W)[0]
+
+
+def _partial_wave_rates(f, c, Lb, B, M, D, X, q, nA, nB):
+    """Progress rates of groups A and B while both run (phase 1): L2, then DRAM, each water-filled between
+    the two groups' demands."""
     share_a = np.minimum(f, 1.0 / (q + 1))
     share_b = np.minimum(f, 1.0 / np.maximum(q, 1))
-    # phase 1, L2 then DRAM: each pool water-filled between the two groups' demands
     _, ldem_a = _l2_rate(share_a, c, Lb, np.inf)
     _, ldem_b = _l2_rate(share_b, c, Lb, np.inf)
     l2_a, l2_b = _two_levels(ldem_a, ldem_b, nA, nB, X)
@@ -91,12 +95,14 @@ def _phase_rates(f, c, Lb, B, M, D, X, K, W, q, nA, nB):
     _, dem_a = _rate(r1A, B, M, np.inf)
     _, dem_b = _rate(r1B, B, M, np.inf)
     lvl_a, lvl_b = _two_levels(dem_a, dem_b, nA, nB, D)
-    rA, _ = _rate(r1A, B, M, lvl_a)
-    rB, _ = _rate(r1B, B, M, lvl_b)
+    return _rate(r1A, B, M, lvl_a)[0], _rate(r1B, B, M, lvl_b)[0]
+
+
+def _group_a_alone_rate(f, c, Lb, B, M, D, X, q, nA):
+    """Progress rate of group A once group B has ended (phase 2)."""
     nA1 = np.maximum(nA, 1.0)
-    r1A2, _ = _l2_rate(share_a, c, Lb, X / nA1)  # phase 2: A alone
-    rA2, _ = _rate(r1A2, B, M, D / nA1)
-    return r_full, rA, rB, rA2
+    r1A2, _ = _l2_rate(np.minimum(f, 1.0 / (q + 1)), c, Lb, X / nA1)
+    return _rate(r1A2, B, M, D / nA1)[0]
 
 
 def phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2):
@@ -136,14 +142,14 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     nA = (r * (q + 1)).astype(np.float64)
     nB = ((S - r) * q).astype(np.float64)
 
-    rates = lambda c_, X_: _phase_rates(f, c_, Lb, B, M, D, X_, K, W, q, nA, nB)  # noqa: E731
-    r_full, rA, rB, rA2 = rates(c, X)
+    full = lambda cc, XX: _full_wave_rate(f, cc, Lb, B, M, D, XX, K, W)  # noqa: E731
+    partial = lambda cc, XX: _partial_wave_rates(f, cc, Lb, B, M, D, XX, q, nA, nB)  # noqa: E731
+    a_alone = lambda cc, XX: _group_a_alone_rate(f, cc, Lb, B, M, D, XX, q, nA)  # noqa: E731
+    r_full, (rA, rB), rA2 = full(c, X), partial(c, X), a_alone(c, X)
     if np.any(kappa > 0):
         # chip load: each phase's SM-side rates (math and L2) slow by 1 / (1 + kappa u) at its load u
-        slow = [1.0 + kappa * u for u in phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2)]
-        r_full = rates(c * slow[0], X / slow[0])[0]
-        _, rA, rB, _ = rates(c * slow[1], X / slow[1])
-        rA2 = rates(c * slow[2], X / slow[2])[3]
+        s_full, s_1, s_2 = (1.0 + kappa * u for u in phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2))
+        r_full, (rA, rB), rA2 = full(c * s_full, X / s_full), partial(c * s_1, X / s_1), a_alone(c * s_2, X / s_2)
     t_full = F + _inv(r_full)
     tB = _inv(rB)  # end of group B's fluid phase (phase 1)
     with np.errstate(divide="ignore", invalid="ignore"):
