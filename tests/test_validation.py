@@ -200,6 +200,12 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     assert rep["spurious_in_neither_pass"] <= 16                                          # 14 (28 in lockstep)
     assert rep["hardware_one_pass_only"] >= 10                                            # 20: timing noise
     assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 8                   # 7 (2 in lockstep)
+    # threshold-free: jump sizes at the wave boundaries, and the GROUP_M-sibling yardstick on the same configs
+    assert rep["jump_agreement"]["wave_boundaries"] >= 150                                 # 162
+    assert rep["jump_agreement"]["simulated_vs_measured"]["median"] <= 0.03                # 2.5% (hardware 1.4%)
+    ref = rep["group_m_reference"]
+    assert ref["configs"] == 11 and ref["pairs"] >= 25                                     # 30
+    assert ref["simulator_spurious_per_config"] <= ref["sibling_spurious_per_config"] + 0.15  # 0.55 vs 0.50
     st = staircase_analysis(spec, load(hold / "m_sweep_holdout.jsonl"), 4608, 3584, load_calibration("auto", "h200"),
                             repeat=load(hold / "m_sweep_holdout_repeat.jsonl"))
     s = st["summary"]["calibrated"]
@@ -208,6 +214,9 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%
     assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 7  # 54/60
     assert s["repeat"]["spurious_in_neither_pass"] <= 13                                  # 10 (25 in lockstep)
+    ref = s["repeat"]["group_m_reference"]                                                # 0.45 / 0.36 vs 0.43 / 0.30
+    assert ref["simulator_spurious_per_config"] + ref["simulator_missed_per_config"] <= \
+        ref["sibling_spurious_per_config"] + ref["sibling_missed_per_config"] + 0.2
 
 
 def test_single_row_rate_is_the_source_of_its_prior(tmp_path, capsys):

@@ -142,9 +142,48 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     assert kind["sim_jump"] > 0.15 and kind["hw_max_jump_near"] < 0.01 and not kind["near_threshold"]
     assert s["spurious_by_kind"] == {"from the first wave boundary on, 1-2 CTAs/SM": 1,
                                      "near threshold (hardware jump > half the threshold)": 0}
+    # threshold-free: at the wave boundaries only the flattened first step is off, by the simulator's whole jump
+    bounds = [int(Ms.tolist().index(m)) for m in c["specs"]["wave_boundaries_M"]]
+    assert bounds[0] == first and len(bounds) == len(steps)
+    err = c["specs"]["jump_error_at_wave_boundaries"]
+    assert err[0] == pytest.approx(sim[first] / sim[first - 1] - 1) and max(err[1:]) < 1e-9
+    assert max(rep["jump_diff_at_wave_boundaries"]) < 1e-9       # the spike is not at a wave boundary
+    ja = s["jump_agreement"]
+    assert ja["wave_boundaries"] == len(bounds) and ja["hardware_pass_to_pass"]["median"] < 1e-9
+    assert s["group_m_reference"] is None                         # one config: no GROUP_M sibling
     from validation.staircase import spurious_kind
 
     last = spurious_kind(4, [1, 1, 1, 1, 1.3], ([1, 1, 1, 1.1, 1.12],), [1, 1, 1, 1, 2], 3, 320)  # i at the end
     assert last["hw_max_jump_near"] == pytest.approx(0.1) and last["near_threshold"] and last["wave"] == 2
     # without a second pass there are no reproducibility figures
     assert "repeat" not in staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32)["summary"]["specs"]
+
+
+def test_group_m_sibling_yardstick_scores_measured_curves_like_the_simulator():
+    """Two configs that differ only in GROUP_M, hand-made curves: each one's first pass as the prediction of the
+    other, scored with the simulator's rules (missed reproducible steps, jumps in neither pass)."""
+    from validation.staircase import group_m_reference
+
+    M = [64, 128, 192, 256]
+
+    def cfg(key, p1, p2, spurious, missed):
+        steps = lambda ys: [M[i] for i in detect_steps(ys)]  # noqa: E731
+        return {"config": key, "M": M, "measured_ms": p1, "measured_steps_M": steps(p1),
+                "repeat": {"measured_ms": p2, "steps_M": steps(p2),
+                           "reproducible_steps_M": sorted(set(steps(p1)) & set(steps(p2)))},
+                "calibrated": {"wave_boundaries_M": [128, 256], "spurious_in_neither_pass_M": spurious,
+                               "missed_reproducible_M": missed, "jump_error_at_wave_boundaries": [0.01, 0.03]}}
+
+    a = cfg("128x128x64_g1_w4_s3", [1, 1.2, 1.2, 1.5], [1, 1.2, 1.25, 1.5], [], [])   # steps at 128, 256 (both)
+    b = cfg("128x128x64_g8_w4_s3", [1, 1.1, 1.3, 1.5], [1, 1.1, 1.3, 1.5], [192], [])  # steps at 192, 256
+    other = cfg("64x64x64_g8_w4_s4", [1, 2, 2, 2], [1, 2, 2, 2], [], [])             # no sibling: left out
+    ref = group_m_reference([a, b, other], "calibrated")
+    # b predicts a: 192 is in neither of a's passes (spurious), 128 is missed; a predicts b: 128 spurious, 192 missed
+    assert (ref["pairs"], ref["configs"]) == (2, 2)
+    assert ref["sibling_spurious_per_config"] == 1.0 and ref["sibling_missed_per_config"] == 1.0
+    assert ref["simulator_spurious_per_config"] == 0.5 and ref["simulator_missed_per_config"] == 0.0
+    # |sibling jump - target's mean jump| at 128 and 256; a's mean jumps 0.2, 0.225, b's 0.1, 0.2/1.3
+    diffs = [0.1, abs(0.2 / 1.3 - 0.225), 0.1, abs(0.25 - 0.2 / 1.3)]   # b for a, then a (pass 1) for b
+    assert ref["sibling_jump_diff_at_wave_boundaries"]["median"] == pytest.approx(float(np.median(diffs)))
+    assert ref["simulator_jump_error_at_wave_boundaries"]["median"] == pytest.approx(0.02)
+    assert group_m_reference([other], "calibrated") is None

@@ -99,6 +99,17 @@ def _staircase(args: argparse.Namespace) -> int:
                       f"{r['reproducible_steps']} reproducible steps predicted, {r['spurious_in_neither_pass']} "
                       f"predicted jumps in neither pass (the hardware: {r['hardware_one_pass_only']} steps in one "
                       f"pass only)")
+                ja, ref = r["jump_agreement"], r["group_m_reference"]
+                if ja["wave_boundaries"]:
+                    print(f"  jump size at {ja['wave_boundaries']} wave boundaries: simulated vs measured "
+                          f"{ja['simulated_vs_measured']['median']:.1%} median, the hardware's two passes "
+                          f"{ja['hardware_pass_to_pass']['median']:.1%}")
+                if ref:
+                    print(f"  yardstick, a GROUP_M sibling's measured curve as the prediction: "
+                          f"{ref['sibling_spurious_per_config']:.2f} jumps in neither pass / "
+                          f"{ref['sibling_missed_per_config']:.2f} missed per config; the simulator on the same "
+                          f"{ref['configs']} configs {ref['simulator_spurious_per_config']:.2f} / "
+                          f"{ref['simulator_missed_per_config']:.2f}")
         fit = st.get("desync_fit")
         if fit:
             print(f"wave de-synchronisation: the simulator uses rate {fit['model_desync_rate']:.2f}, this sweep's steps "

@@ -35,12 +35,15 @@ MAX_ERR = 0.08            # must-show: median error after one scale per config
 
 
 # ============================================================================ pure functions
+def jump_sizes(ys: Sequence[float]) -> np.ndarray:
+    """ys[i] / ys[i-1] - 1 at every grid point i (0 at i = 0)."""
+    y = np.asarray(ys, dtype=np.float64)
+    return np.r_[0.0, y[1:] / y[:-1] - 1] if y.size else y
+
+
 def detect_steps(ys: Sequence[float], threshold: float = STEP_THRESHOLD) -> list[int]:
     """Indices i (>= 1) where ys[i] / ys[i-1] - 1 > threshold."""
-    y = np.asarray(ys, dtype=np.float64)
-    if y.size < 2:
-        return []
-    return [int(i) + 1 for i in np.nonzero(y[1:] / y[:-1] - 1 > threshold)[0]]
+    return [int(i) for i in np.nonzero(jump_sizes(ys) > threshold)[0]]
 
 
 def match_steps(measured: Iterable[int], predicted: Iterable[int]) -> tuple[list[int], list[int], list[int]]:
@@ -55,10 +58,7 @@ def loose_match(meas: Sequence[float], sim: Sequence[float], measured: Iterable[
     (missed, spurious) where a measured step counts as predicted if the simulated jump within +-1 grid
     point exceeds threshold / 2, and a predicted step is spurious only if no measured jump within +-1
     grid point exceeds threshold / 2."""
-    meas = np.asarray(meas, dtype=np.float64)
-    sim = np.asarray(sim, dtype=np.float64)
-    jm = np.r_[0.0, meas[1:] / meas[:-1] - 1]
-    js = np.r_[0.0, sim[1:] / sim[:-1] - 1]
+    jm, js = jump_sizes(meas), jump_sizes(sim)
     half = threshold / 2
     near = lambda j, i: float(np.max(j[max(i - 1, 1):i + 2])) > half  # noqa: E731
     return [i for i in measured if not near(js, i)], [i for i in predicted if not near(jm, i)]
@@ -161,15 +161,21 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
             "measured_steps_M": [int(Ms[i]) for i in msteps],
             "measured_jumps": [float(meas[i] / meas[i - 1] - 1) for i in msteps],
         }
+        # grid points where a wave begins (the number of waves depends on the grid and occupancy only)
+        wave_count = np.ceil(np.ceil(Ms / cfg.BLOCK_M) * math.ceil(N / cfg.BLOCK_N)
+                             / (spec.sm_count * occ.ctas_per_sm))
+        boundaries = [i for i in range(1, len(Ms)) if wave_count[i] > wave_count[i - 1]]
         both = either = None
         if all(m in again.get(cfg, {}) for m in grid):
             meas2 = np.array([again[cfg][m] for m in grid])
             steps2 = detect_steps(meas2, threshold)
             both, either = set(msteps) & set(steps2), set(msteps) | set(steps2)
+            j1, j2 = jump_sizes(meas), jump_sizes(meas2)
             entry["repeat"] = {"measured_ms": meas2.tolist(), "steps_M": [int(Ms[i]) for i in steps2],
                                "reproducible_steps_M": [int(Ms[i]) for i in sorted(both)],
                                "one_pass_only_M": [int(Ms[i]) for i in sorted(either - both)],
-                               "median_abs_diff": float(np.median(np.abs(meas2 / meas - 1)))}
+                               "median_abs_diff": float(np.median(np.abs(meas2 / meas - 1))),
+                               "jump_diff_at_wave_boundaries": [float(abs(j1[i] - j2[i])) for i in boundaries]}
         for name, p in (("specs", None), ("calibrated", params)):
             sim_s, waves, _ = simulate_config(spec, cfg, Ms, N, K, dtype, p)
             sim = sim_s * 1e3
@@ -178,7 +184,7 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
             err, s = scaled_error(sim, meas)
             lmiss, lspur = loose_match(meas, sim, msteps, psteps, threshold)
             entry[name] = {"sim_ms": sim.tolist(), "waves": [int(w) for w in waves],
-                           "wave_boundaries_M": [int(Ms[i]) for i in range(1, len(Ms)) if waves[i] > waves[i - 1]],
+                           "wave_boundaries_M": [int(Ms[i]) for i in boundaries],
                            "predicted_steps_M": [int(Ms[i]) for i in psteps], "hit": len(hit),
                            "missed_M": [int(Ms[i]) for i in missed], "spurious_M": [int(Ms[i]) for i in spurious],
                            "loose_missed_M": [int(Ms[i]) for i in lmiss],
@@ -187,6 +193,9 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
                            "scale": s, "median_err_scaled": err,
                            "median_err_unscaled": float(np.median(np.abs(sim / meas - 1)))}
             if both is not None:
+                js = jump_sizes(sim)
+                entry[name]["jump_error_at_wave_boundaries"] = [float(abs(js[i] - (j1[i] + j2[i]) / 2))
+                                                                for i in boundaries]
                 entry[name]["missed_reproducible_M"] = [int(Ms[i]) for i in sorted(both - set(psteps))]
                 neither = sorted(set(psteps) - either)
                 entry[name]["spurious_in_neither_pass_M"] = [int(Ms[i]) for i in neither]
@@ -214,13 +223,76 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
                 "hardware_one_pass_only": sum(len(c["repeat"]["one_pass_only_M"]) for c in rep),
                 "missed_reproducible": sum(len(c[name]["missed_reproducible_M"]) for c in rep),
                 "spurious_in_neither_pass": sum(len(c[name]["spurious_in_neither_pass_M"]) for c in rep),
-                "spurious_by_kind": spurious_counts([k for c in rep for k in c[name]["spurious_in_neither_pass"]])}
+                "spurious_by_kind": spurious_counts([k for c in rep for k in c[name]["spurious_in_neither_pass"]]),
+                "jump_agreement": jump_agreement(rep, name),
+                "group_m_reference": group_m_reference(rep, name)}
         return out
 
     ctas = sorted({c["ctas_per_sm"] for c in out_cfgs})
     return {"N": N, "K": K, "dtype": dtype, "threshold": threshold, "calibration": calibration_label,
             "ctas_per_sm_covered": ctas, "configs": out_cfgs, "has_repeat": any("repeat" in c for c in out_cfgs),
             "summary": {"specs": summary("specs"), "calibrated": summary("calibrated")}}
+
+
+def _median_p90(xs: list[float]) -> dict[str, float]:
+    return {"median": float(np.median(xs)), "p90": float(np.percentile(xs, 90))} if xs else {}
+
+
+def jump_agreement(configs: list[dict], name: str) -> dict[str, Any]:
+    """Threshold-free step agreement over configs measured twice: |simulated jump - measured jump| at every
+    wave boundary of the grid (measured = the two passes' mean), beside the hardware's own |pass 1 - pass 2|
+    at the same points (how well a jump size is known at all)."""
+    sim = [e for c in configs for e in c[name]["jump_error_at_wave_boundaries"]]
+    hw = [e for c in configs for e in c["repeat"]["jump_diff_at_wave_boundaries"]]
+    return {"wave_boundaries": len(sim), "simulated_vs_measured": _median_p90(sim),
+            "hardware_pass_to_pass": _median_p90(hw)}
+
+
+def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
+    """What the hardware's own curves score as predictions: for configs that differ only in GROUP_M (same tile,
+    warps, stages, so the same grid and waves), one config's first measured pass taken as the prediction of
+    a sibling's steps, scored exactly as the simulator is (reproducible steps it misses, jumps > threshold
+    that neither of the sibling's passes shows), averaged per (sibling, prediction) pair; beside the
+    simulator's figures on the same configs. None when no two configs are GROUP_M siblings on one M grid.
+
+    It is a yardstick, not a target: launch order changes L2 reuse, so siblings are different kernels, but
+    they are the closest measured curves there are."""
+    from wavetune.config import LaunchConfig
+
+    family: dict[tuple, list[dict]] = {}
+    for c in configs:
+        cfg = LaunchConfig.from_key(c["config"])
+        family.setdefault((cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K, cfg.num_warps, cfg.num_stages), []).append(c)
+    pairs = spurious = missed = 0
+    diffs: list[float] = []
+    targets: dict[str, dict] = {}
+    for members in family.values():
+        for t in members:
+            both = set(t["repeat"]["reproducible_steps_M"])
+            either = set(t["measured_steps_M"]) | set(t["repeat"]["steps_M"])
+            jt = (jump_sizes(t["measured_ms"]) + jump_sizes(t["repeat"]["measured_ms"])) / 2
+            boundaries = [t["M"].index(m) for m in t[name]["wave_boundaries_M"]]
+            for o in members:
+                if o is t or o["M"] != t["M"]:
+                    continue
+                predicted = {t["M"][i] for i in detect_steps(o["measured_ms"])}
+                spurious += len(predicted - either)
+                missed += len(both - predicted)
+                jo = jump_sizes(o["measured_ms"])
+                diffs += [float(abs(jo[i] - jt[i])) for i in boundaries]
+                pairs += 1
+                targets[t["config"]] = t
+    if not pairs:
+        return None
+    n = len(targets)
+    return {"pairs": pairs, "configs": n,
+            "sibling_spurious_per_config": spurious / pairs, "sibling_missed_per_config": missed / pairs,
+            "simulator_spurious_per_config": sum(len(t[name]["spurious_in_neither_pass_M"])
+                                                 for t in targets.values()) / n,
+            "simulator_missed_per_config": sum(len(t[name]["missed_reproducible_M"]) for t in targets.values()) / n,
+            "sibling_jump_diff_at_wave_boundaries": _median_p90(diffs),
+            "simulator_jump_error_at_wave_boundaries": _median_p90(
+                [e for t in targets.values() for e in t[name]["jump_error_at_wave_boundaries"]])}
 
 
 def fit_desync_rate(spec, st: dict[str, Any], params) -> dict[str, Any] | None:
@@ -325,6 +397,23 @@ def staircase_markdown(st: dict[str, Any]) -> str:
                          f"{r['reproducible_steps']} reproducible steps at the same M, with "
                          f"{r['spurious_in_neither_pass']} predicted jumps that neither pass shows ("
                          + ", ".join(f"{k}: {v}" for k, v in r["spurious_by_kind"].items()) + ").")
+            ja, ref = r["jump_agreement"], r["group_m_reference"]
+            if ja["wave_boundaries"]:
+                lines.append(f"  - step sizes, threshold-free: at the {ja['wave_boundaries']} wave boundaries of the grid the "
+                             f"simulated jump differs from the measured one (mean of the passes) by a median "
+                             f"{ja['simulated_vs_measured']['median']:.1%} (p90 {ja['simulated_vs_measured']['p90']:.1%}); "
+                             f"the hardware's two passes differ by {ja['hardware_pass_to_pass']['median']:.1%} "
+                             f"(p90 {ja['hardware_pass_to_pass']['p90']:.1%}).")
+            if ref:
+                lines.append(f"  - yardstick, a GROUP_M sibling's measured curve as the prediction ({ref['pairs']} pairs "
+                             f"over {ref['configs']} configs, same rules): {ref['sibling_spurious_per_config']:.2f} "
+                             f"jumps in neither pass and {ref['sibling_missed_per_config']:.2f} reproducible steps missed "
+                             f"per config, its jumps {ref['sibling_jump_diff_at_wave_boundaries']['median']:.1%} off at "
+                             f"the wave boundaries (p90 {ref['sibling_jump_diff_at_wave_boundaries']['p90']:.1%}); the "
+                             f"simulator on the same configs: {ref['simulator_spurious_per_config']:.2f} and "
+                             f"{ref['simulator_missed_per_config']:.2f}, "
+                             f"{ref['simulator_jump_error_at_wave_boundaries']['median']:.1%} "
+                             f"(p90 {ref['simulator_jump_error_at_wave_boundaries']['p90']:.1%}).")
         lines.append("")
     for name in ("specs", "calibrated"):
         sm = st["summary"][name]
