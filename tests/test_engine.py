@@ -38,7 +38,8 @@ def workloads(draw, max_grid=200):
     dram_Bps = draw(st.floats(0.5, 20))
     l2 = rng.uniform(0, 8, G) * (rng.random(G) >= draw(st.sampled_from([0.0, 0.5, 1.0])))
     return Workload(compute, solo, dram, cap, fixed, S, K, dram_Bps, draw(st.sampled_from([0.0, 0.25])),
-                    l2_bytes=l2, l2_Bps=draw(st.floats(0.5, 30)), load_slowdown=draw(st.sampled_from([0.0, 0.4])))
+                    l2_bytes=l2, l2_Bps=draw(st.floats(0.5, 30)), load_slowdown=draw(st.sampled_from([0.0, 0.4])),
+                    sm_queueing=draw(st.booleans()))
 
 
 @st.composite
@@ -53,7 +54,8 @@ def uniform_workloads(draw, max_grid=300, contention=True):
         sm_count=S, slots_per_sm=K, dram_Bps=draw(st.floats(0.5, 50)),
         launch_overhead_s=draw(st.sampled_from([0.0, 0.1])),
         l2_bytes=draw(st.sampled_from([0.0, 2.0])) * draw(st.floats(0.1, 10)) if contention else 0.0,
-        l2_Bps=draw(st.floats(0.5, 80)), load_slowdown=draw(st.sampled_from([0.0, 0.4])))
+        l2_Bps=draw(st.floats(0.5, 80)), load_slowdown=draw(st.sampled_from([0.0, 0.4])),
+        sm_queueing=draw(st.booleans()))
 
 
 def assert_same(a: SimResult, b: SimResult, rtol=1e-9):
@@ -99,7 +101,8 @@ def test_batch_equals_scalar_closed_form(wls):
                           fixed_s=arr("fixed_s"), dram_Bps=np.array([w.dram_Bps for w in wls]),
                           launch_overhead_s=np.array([w.launch_overhead_s for w in wls]), l2_bytes=arr("l2_bytes"),
                           l2_Bps=np.array([w.l2_Bps for w in wls]),
-                          load_slowdown=np.array([w.load_slowdown for w in wls]))
+                          load_slowdown=np.array([w.load_slowdown for w in wls]),
+                          sm_queueing=np.array([w.sm_queueing for w in wls]))
     for k, w in enumerate(wls):
         r = run(w, engine="closed_form")
         assert rel_close(b.makespan_s[k], r.makespan_s, 1e-12)
@@ -157,7 +160,7 @@ def test_more_ctas_never_finish_sooner(wl, n):
     w0 = wl
     p = {k: (getattr(w0, k)[0] if w0.grid else 1.0) for k in
          ("compute_s", "solo_frac", "dram_bytes", "mem_cap_Bps", "fixed_s", "l2_bytes")}
-    p["l2_Bps"] = w0.l2_Bps
+    p["l2_Bps"], p["sm_queueing"] = w0.l2_Bps, w0.sm_queueing
     G = np.arange(0, n + 1)
     b = run_uniform_batch(G, sm_count=w0.sm_count, slots_per_sm=w0.slots_per_sm, dram_Bps=w0.dram_Bps, **p)
     assert np.all(np.diff(b.makespan_s) >= -1e-12 * b.makespan_s[1:])
@@ -400,3 +403,32 @@ def test_chip_load_slows_busy_phases_and_spares_light_tails(engine):
     assert run(wl, engine=engine).span_s == pytest.approx(16 * 10.0 / 1.0, rel=1e-9)
     with pytest.raises(ValueError, match="load_slowdown"):
         Workload.uniform(1, compute_s=1.0, sm_count=1, load_slowdown=-0.1)
+
+
+def test_queueing_at_the_sm_by_hand_and_its_bounds():
+    """sm_queueing: n alike CTAs of solo fraction f get min(f, 1/n, f / C(n, f)) of their SM, C from exact
+    mean-value analysis with deterministic service. By hand, f = 0.5 (Z = D = 0.5): k = 1: R = 0.5, X = 1,
+    Q = U = 0.5; k = 2: R = 0.5 (1 + 0.5 - 0.25) = 0.625, C = 1.125, so two co-resident CTAs of compute_s 1
+    each progress at 0.5 / 1.125 and take 2.25 (fair sharing alone: 2.0, the SM is exactly full)."""
+    from dataclasses import replace
+
+    from wavesim.engine.queueing import mva_cycle, mva_cycles
+
+    assert mva_cycle(1, 0.3) == pytest.approx(1.0, rel=1e-15) and mva_cycle(2, 0.5) == pytest.approx(1.125, rel=1e-15)
+    for engine in ("closed_form", "fast", "reference"):
+        wl = Workload.uniform(2, compute_s=1.0, solo_frac=0.5, sm_count=1, slots_per_sm=2, sm_queueing=True)
+        assert run(wl, engine=engine).span_s == pytest.approx(2.25, rel=1e-12)
+        assert run(replace(wl, sm_queueing=False), engine=engine).span_s == pytest.approx(2.0, rel=1e-12)
+    f = np.linspace(0.02, 1.0, 50)[:, None]
+    n = np.arange(1, 33)[None, :]
+    C = mva_cycles(f, n)
+    assert np.array_equal(C[:, 0], np.ones(50))
+    assert np.all(np.diff(C, axis=1) > 0)                       # each extra CTA slows the others
+    assert np.all(C <= (1 - f) + n * f + 1e-12)                 # at most every other CTA ahead in the queue
+    assert np.all(C[:, -1] >= 0.95 * n[0, -1] * f[:, 0])        # near the SM capacity with many CTAs
+    # where the approximation undershoots that capacity, the fair share bounds the share
+    wl = Workload.uniform(8, compute_s=1.0, solo_frac=1.0, sm_count=1, slots_per_sm=8, sm_queueing=True)
+    assert run(wl, engine="closed_form").span_s == pytest.approx(8.0, rel=1e-12)
+    assert mva_cycles(0.4, 5) == pytest.approx(mva_cycle(5, 0.4), rel=1e-15)
+    with pytest.raises(ValueError, match="sm_queueing"):
+        Workload.uniform(1, compute_s=1.0, sm_count=1, sm_queueing="yes")

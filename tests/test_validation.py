@@ -42,32 +42,32 @@ def test_every_scored_shape_is_held_out_of_its_fold(cv):
 def test_calibrated_held_out_bounds(cv):
     w = _agg(cv, "M16-8192", "calibrated")
     assert w["shapes"] == 80
-    assert w["regret_geomean"] <= 1.045       # measured 1.034
-    assert w["regret_worst"] <= 1.35          # 1.28
+    assert w["regret_geomean"] <= 1.045       # measured 1.033
+    assert w["regret_worst"] <= 1.30          # 1.20 (1.28 without SM queueing)
     assert w["tau_median"] >= 0.83            # 0.863
-    assert w["pick_in_top5_rate"] >= 0.60     # 0.675
+    assert w["pick_in_top5_rate"] >= 0.60     # 0.688
     a = _agg(cv, "all", "calibrated")
-    assert a["regret_geomean"] <= 1.05        # 1.040 (M <= 64 is the weak regime: 1.057)
-    assert a["tau_median"] >= 0.83            # 0.862
+    assert a["regret_geomean"] <= 1.05        # 1.036 (M <= 64 is the weak regime: 1.044)
+    assert a["tau_median"] >= 0.83            # 0.864
     assert _agg(cv, "64<M<=1024", "calibrated")["regret_geomean"] <= 1.035  # 1.023
 
 
 def test_specs_only_bounds_and_calibration_helps(cv):
     s = _agg(cv, "M16-8192", "specs")
-    assert s["regret_geomean"] <= 1.07        # 1.043; issue 3 asks <= 1.15
-    assert s["tau_median"] >= 0.75            # 0.787; issue 3 asks >= 0.5
+    assert s["regret_geomean"] <= 1.07        # 1.039; issue 3 asks <= 1.15
+    assert s["tau_median"] >= 0.75            # 0.802; issue 3 asks >= 0.5
     c = _agg(cv, "M16-8192", "calibrated")
     assert c["regret_geomean"] < s["regret_geomean"]
     assert c["tau_median"] > s["tau_median"]
-    assert c["err_median"] < s["err_median"]  # 10% vs 17%
+    assert c["err_median"] < s["err_median"]  # 8% vs 17%
 
 
 def test_latency_default_and_cublas_figures(cv):
     a = _agg(cv, "all", "calibrated")
-    assert a["err_median"] <= 0.11            # 9.2%
-    assert a["err_scaled_median"] <= 0.09     # 7.2%
-    assert a["speedup_default_geomean"] >= 1.15   # 1.28: the default is poor at small M
-    assert a["cublas_ratio_geomean"] <= 1.30      # 1.24 (the measured best is 1.19x cuBLAS)
+    assert a["err_median"] <= 0.11            # 8.6%
+    assert a["err_scaled_median"] <= 0.09     # 7.1%
+    assert a["speedup_default_geomean"] >= 1.15   # 1.29: the default is poor at small M
+    assert a["cublas_ratio_geomean"] <= 1.30      # 1.23 (the measured best is 1.19x cuBLAS)
     assert cv["aggregates"]["all"]["best_measured_cublas_ratio_geomean"] <= a["cublas_ratio_geomean"]
     for r in cv["shapes"]:
         assert r["calibrated"]["regret"] >= 1.0 and r["specs"]["regret"] >= 1.0
@@ -134,11 +134,11 @@ def test_never_fitted_layers_with_the_shipped_calibration():
     r = validate("h200", [str(holdout)], calibration="auto", staircase=False)
     assert r["scored_shapes"] == r["evaluated_shapes"] == 60 and not any(s["in_sample"] for s in r["shapes"])
     c, s = _agg(r, "all", "calibrated"), _agg(r, "all", "specs")
-    assert c["regret_geomean"] <= 1.045       # measured 1.033
-    assert c["regret_worst"] <= 1.30          # 1.24
-    assert c["tau_median"] >= 0.81            # 0.846
-    assert s["regret_geomean"] <= 1.06        # 1.043
-    assert s["tau_median"] >= 0.70            # 0.734
+    assert c["regret_geomean"] <= 1.045       # measured 1.028
+    assert c["regret_worst"] <= 1.30          # 1.17
+    assert c["tau_median"] >= 0.81            # 0.850
+    assert s["regret_geomean"] <= 1.06        # 1.036
+    assert s["tau_median"] >= 0.70            # 0.774
 
 
 def test_table_column(tmp_path):
@@ -197,12 +197,12 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     rep = st["summary"]["calibrated"]["repeat"]
     assert rep["configs"] == 17 and rep["reproducible_steps"] >= 45                        # 51
     assert rep["missed_reproducible"] == 0                                                # every one predicted
-    assert rep["spurious_in_neither_pass"] <= 16                                          # 14 (28 in lockstep)
+    assert rep["spurious_in_neither_pass"] <= 13                                          # 11 (28 in lockstep)
     assert rep["hardware_one_pass_only"] >= 10                                            # 20: timing noise
     assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 8                   # 7 (2 in lockstep)
     # threshold-free: jump sizes at the wave boundaries, and the GROUP_M-sibling yardstick on the same configs
     assert rep["jump_agreement"]["wave_boundaries"] >= 150                                 # 162
-    assert rep["jump_agreement"]["simulated_vs_measured"]["median"] <= 0.03                # 2.5% (hardware 1.4%)
+    assert rep["jump_agreement"]["simulated_vs_measured"]["median"] <= 0.03                # 2.6% (hardware 1.4%)
     ref = rep["group_m_reference"]
     assert ref["configs"] == 11 and ref["pairs"] >= 25                                     # 30
     assert ref["simulator_spurious_per_config"] <= ref["sibling_spurious_per_config"] + 0.15  # 0.55 vs 0.50
@@ -210,10 +210,10 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
                             repeat=load(hold / "m_sweep_holdout_repeat.jsonl"))
     s = st["summary"]["calibrated"]
     assert s["measured_steps"] >= 55 and s["hit"] >= s["measured_steps"] - 12             # 54/65
-    assert s["spurious"] <= 16                                                            # 13
+    assert s["spurious"] <= 14                                                            # 12
     assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%
     assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 7  # 54/60
-    assert s["repeat"]["spurious_in_neither_pass"] <= 13                                  # 10 (25 in lockstep)
+    assert s["repeat"]["spurious_in_neither_pass"] <= 11                                  # 9 (25 in lockstep)
     ref = s["repeat"]["group_m_reference"]                                                # 0.45 / 0.36 vs 0.43 / 0.30
     assert ref["simulator_spurious_per_config"] + ref["simulator_missed_per_config"] <= \
         ref["sibling_spurious_per_config"] + ref["sibling_missed_per_config"] + 0.2
@@ -280,5 +280,5 @@ def test_layer_measured_after_the_chip_load_slowdown_was_fixed():
     s = st["summary"]["calibrated"]
     assert {1, 2, 3, 8} <= {c["ctas_per_sm"] for c in st["configs"]}
     assert s["repeat"]["reproducible_steps"] >= 50 and s["repeat"]["missed_reproducible"] <= 3  # 51 / 53
-    assert s["repeat"]["spurious_in_neither_pass"] <= 16                                  # 13
-    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.8%
+    assert s["repeat"]["spurious_in_neither_pass"] <= 13                                  # 11 (21: session-5 start)
+    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 5.0%

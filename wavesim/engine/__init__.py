@@ -18,7 +18,9 @@ which its progress p grows from 0 to 1 at rate r_i(t) -> ends, freeing its slot.
 
 Sharing (recomputed at every event): the fluid CTAs of one SM water-fill the SM's capacity 1.0 with caps
 d_i = solo_frac[i] (if sum d_i <= 1 each gets d_i, else max-min fair shares capped at d_i): share c_i.
-Math-implied rate r_c = c_i / compute_s[i] (inf if compute_s is 0). Then the two chip-wide pools, L2
+With ``sm_queueing`` (queueing.py) an SM with n >= 2 fluid CTAs also caps each at d_i / C(n, mean d): the
+mean-value analysis of n CTAs queueing for the SM below its capacity (C = 1 for n = 1, so a lone CTA keeps
+its solo fraction). Math-implied rate r_c = c_i / compute_s[i] (inf if compute_s is 0). Then the two chip-wide pools, L2
 first: L2 demand l2_bytes[i] * r_c, l2_Bps water-filled (max-min fair, capped at the demand) over all
 fluid CTAs with l2_bytes > 0 on all SMs: l_i, and r_l = min(r_c, l_i / l2_bytes[i]) (r_c if l2_bytes is
 0). DRAM demand at that rate D_i = min(mem_cap_Bps[i], dram_bytes[i] * r_l); dram_Bps is water-filled the
@@ -124,14 +126,15 @@ class UniformBatch:
 
 def run_uniform_batch(grid, *, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
                       fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0,
-                      desync_rate=0.0, load_slowdown=0.0) -> UniformBatch:
+                      desync_rate=0.0, load_slowdown=0.0, sm_queueing=False) -> UniformBatch:
     """The closed form over many launches at once; every argument is a scalar or a numpy-broadcastable array.
 
     Each element is one launch of `grid` identical CTAs with the given per-CTA parameters on a machine of
     `sm_count` SMs x `slots_per_sm` slots; identical to ``run(Workload.uniform(...)).makespan_s``. desync_rate:
     the expected de-synchronisation of later waves (desync.py; 0 is lockstep); load_slowdown: kappa of the
-    chip-load rule (module docstring; 0 leaves it out).
+    chip-load rule (module docstring; 0 leaves it out); sm_queueing: queueing at the SM (queueing.py).
     """
     return UniformBatch(**_closed_form.uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes,
                                                      mem_cap_Bps, fixed_s, dram_Bps, launch_overhead_s,
-                                                     l2_bytes, l2_Bps, desync_rate, load_slowdown))
+                                                     l2_bytes, l2_Bps, desync_rate, load_slowdown,
+                                                     sm_queueing))

@@ -4,7 +4,7 @@ With identical CTAs and no jitter the discrete-event run has a fixed shape:
 
 * Full waves. n_full = G // (S*K) times, every slot of every SM is filled at once (breadth-first,
   every SM gets K), every CTA spends fixed_s, then shares its SM with K-1 others
-  (share = min(solo_frac, 1/K)) and the L2 and DRAM pools with S*K-1 others; all end together after
+  (share = min(solo_frac, 1/K), and with sm_queueing at most solo_frac / C(K, solo_frac), queueing.py) and the L2 and DRAM pools with S*K-1 others; all end together after
   T_full = fixed_s + 1 / r_full, and the next wave is dispatched at that instant.
 * The partial last wave of R = G mod (S*K) CTAs is dealt breadth-first: with q = R // S and
   r = R % S, SMs 0..r-1 hold q+1 CTAs (group A) and SMs r..S-1 hold q (group B, empty when
@@ -21,8 +21,8 @@ With ``desync_rate`` > 0 and 3+ slots per SM, the partial wave after n_full >= 2
 the expected de-synchronisation of later waves (desync.py): part of it streams in at R / W of a full wave;
 both groups' end times scale with it. desync_rate = 0 (the default) is the lockstep model of the engines.
 
-Consequences (pinned by tests/test_engine.py): with no DRAM traffic and no fixed latency, a launch of
-w full waves takes exactly w * compute_s / min(solo_frac, 1/K). If solo_frac * K <= 1 co-resident CTAs
+Consequences (pinned by tests/test_engine.py; without sm_queueing): with no DRAM traffic and no fixed
+latency, a launch of w full waves takes exactly w * compute_s / min(solo_frac, 1/K). If solo_frac * K <= 1 co-resident CTAs
 never compete, every CTA takes compute_s / solo_frac whatever its SM holds, and the makespan is an exact
 staircase, waves * compute_s / solo_frac. If solo_frac * K > 1 the partial last wave holds fewer CTAs per
 SM, which run faster, so the step is softened inside its band ((w-1) * T_full, w * T_full].
@@ -37,6 +37,7 @@ import numpy as np
 
 from ..result import SimResult, Trace
 from .desync import out_of_step_fraction, partial_wave_time
+from .queueing import mva_cycles
 from .workload import Workload
 
 
@@ -76,17 +77,15 @@ def _two_levels(dem_a, dem_b, nA, nB, cap):
     return lvl_a, lvl_b
 
 
-def _full_wave_rate(f, c, Lb, B, M, D, X, K, W):
-    """Progress rate of the CTAs of a full wave (S*K identical CTAs)."""
-    r1_full, _ = _l2_rate(np.minimum(f, 1.0 / K), c, Lb, X / W)
+def _full_wave_rate(share, c, Lb, B, M, D, X, W):
+    """Progress rate of the CTAs of a full wave (S*K identical CTAs, each with SM share `share`)."""
+    r1_full, _ = _l2_rate(share, c, Lb, X / W)
     return _rate(r1_full, B, M, D / W)[0]
 
 
-def _partial_wave_rates(f, c, Lb, B, M, D, X, q, nA, nB):
+def _partial_wave_rates(share_a, share_b, c, Lb, B, M, D, X, nA, nB):
     """Progress rates of groups A and B while both run (phase 1): L2, then DRAM, each water-filled between
     the two groups' demands."""
-    share_a = np.minimum(f, 1.0 / (q + 1))
-    share_b = np.minimum(f, 1.0 / np.maximum(q, 1))
     _, ldem_a = _l2_rate(share_a, c, Lb, np.inf)
     _, ldem_b = _l2_rate(share_b, c, Lb, np.inf)
     l2_a, l2_b = _two_levels(ldem_a, ldem_b, nA, nB, X)
@@ -98,10 +97,10 @@ def _partial_wave_rates(f, c, Lb, B, M, D, X, q, nA, nB):
     return _rate(r1A, B, M, lvl_a)[0], _rate(r1B, B, M, lvl_b)[0]
 
 
-def _group_a_alone_rate(f, c, Lb, B, M, D, X, q, nA):
+def _group_a_alone_rate(share_a, c, Lb, B, M, D, X, nA):
     """Progress rate of group A once group B has ended (phase 2)."""
     nA1 = np.maximum(nA, 1.0)
-    r1A2, _ = _l2_rate(np.minimum(f, 1.0 / (q + 1)), c, Lb, X / nA1)
+    r1A2, _ = _l2_rate(share_a, c, Lb, X / nA1)
     return _rate(r1A2, B, M, D / nA1)[0]
 
 
@@ -115,7 +114,7 @@ def phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2):
 
 def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
                    fixed_s=0.0, dram_Bps=1.0, l2_bytes=0.0, l2_Bps=1.0, desync_rate=0.0,
-                   load_slowdown=0.0) -> dict[str, np.ndarray]:
+                   load_slowdown=0.0, sm_queueing=False) -> dict[str, np.ndarray]:
     """All phase durations of the closed form, on numpy-broadcast inputs.
 
     Returns arrays: waves, n_full, q, r, t_full (one full wave), end_a, end_b (time from the start
@@ -133,6 +132,7 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     Lb = np.asarray(l2_bytes, dtype=np.float64)
     X = np.asarray(l2_Bps, dtype=np.float64)
     kappa = np.asarray(load_slowdown, dtype=np.float64)
+    queueing = np.asarray(sm_queueing, dtype=bool)
     W = S * K
     n_full = G // W
     R = G - n_full * W
@@ -142,9 +142,15 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     nA = (r * (q + 1)).astype(np.float64)
     nB = ((S - r) * q).astype(np.float64)
 
-    full = lambda cc, XX: _full_wave_rate(f, cc, Lb, B, M, D, XX, K, W)  # noqa: E731
-    partial = lambda cc, XX: _partial_wave_rates(f, cc, Lb, B, M, D, XX, q, nA, nB)  # noqa: E731
-    a_alone = lambda cc, XX: _group_a_alone_rate(f, cc, Lb, B, M, D, XX, q, nA)  # noqa: E731
+    def sm_share(n):
+        """A CTA's share of its SM with n alike co-resident CTAs: fair, and with queueing below capacity."""
+        fair = np.minimum(f, 1.0 / np.maximum(n, 1))
+        return np.where(queueing, np.minimum(fair, f / mva_cycles(f, n)), fair) if np.any(queueing) else fair
+
+    sh_full, sh_a, sh_b = sm_share(K), sm_share(q + 1), sm_share(np.maximum(q, 1))
+    full = lambda cc, XX: _full_wave_rate(sh_full, cc, Lb, B, M, D, XX, W)  # noqa: E731
+    partial = lambda cc, XX: _partial_wave_rates(sh_a, sh_b, cc, Lb, B, M, D, XX, nA, nB)  # noqa: E731
+    a_alone = lambda cc, XX: _group_a_alone_rate(sh_a, cc, Lb, B, M, D, XX, nA)  # noqa: E731
     r_full, (rA, rB), rA2 = full(c, X), partial(c, X), a_alone(c, X)
     if np.any(kappa > 0):
         # chip load: each phase's SM-side rates (math and L2) slow by 1 / (1 + kappa u) at its load u
@@ -175,10 +181,10 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
 
 def uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
                   fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0,
-                  desync_rate=0.0, load_slowdown=0.0) -> dict[str, np.ndarray]:
+                  desync_rate=0.0, load_slowdown=0.0, sm_queueing=False) -> dict[str, np.ndarray]:
     """Vectorized closed form: makespan_s, span_s, waves, last_wave_fill, tail_utilization arrays."""
     p = uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes, mem_cap_Bps, fixed_s,
-                       dram_Bps, l2_bytes, l2_Bps, desync_rate, load_slowdown)
+                       dram_Bps, l2_bytes, l2_Bps, desync_rate, load_slowdown, sm_queueing)
     S = np.asarray(sm_count, dtype=np.int64)
     W = S * np.asarray(slots_per_sm, dtype=np.int64)
     G = np.asarray(grid, dtype=np.int64)
@@ -202,7 +208,8 @@ def simulate(workload: Workload, trace: bool = False) -> SimResult:
                                    np.zeros(0, np.int64), np.zeros(0), np.zeros(0)) if trace else None,
                                engine="closed_form")
     p = uniform_phases(G, S, K, wl.compute_s[0], wl.solo_frac[0], wl.dram_bytes[0], wl.mem_cap_Bps[0],
-                       wl.fixed_s[0], wl.dram_Bps, wl.l2_bytes[0], wl.l2_Bps, wl.desync_rate, wl.load_slowdown)
+                       wl.fixed_s[0], wl.dram_Bps, wl.l2_bytes[0], wl.l2_Bps, wl.desync_rate, wl.load_slowdown,
+                       wl.sm_queueing)
     n_full, r = int(p["n_full"]), int(p["r"])
     t_full, end_a, end_b = float(p["t_full"]), float(p["end_a"]), float(p["end_b"])
     t0 = n_full * t_full

@@ -1,8 +1,9 @@
 """The fast engine: the same model as the reference engine, as one numba ``@njit`` event loop.
 
 State lives in flat slot arrays (slot s = sm * slots_per_sm + j). Each event round scans the
-slots: per-SM water-filling of math throughput, then global water-filling of L2 and of DRAM bandwidth (all as
-progressive filling to a water level, allocation-free), the next event time, then the events at
+slots: per-SM water-filling of math throughput (capped by queueing.py when sm_queueing), then global
+water-filling of L2 and of DRAM bandwidth (all as progressive filling to a water level, allocation-free),
+the next event time, then the events at
 that time (within ``EPS_REL``) are applied and free slots are refilled in launch order, each CTA
 to the SM with the fewest residents (lowest index on ties). Cost per round: O(slots x filling passes);
 per dispatch O(sm_count).
@@ -13,8 +14,11 @@ import numpy as np
 from numba import njit
 
 from ..result import SimResult, Trace
+from .queueing import mva_cycle
 from .reference import EPS_REL
 from .workload import Workload
+
+_mva_cycle = njit(cache=True)(mva_cycle)
 
 
 @njit(cache=True)
@@ -92,7 +96,7 @@ def _pool_rates(share, compute, slow, l2b, l2cap, dbytes, memcap, dram, slot_cta
 
 
 @njit(cache=True)
-def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_cap, kappa, eps):
+def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_cap, kappa, queueing, eps):
     G = compute.shape[0]
     NS = S * K
     inf = np.inf
@@ -157,8 +161,16 @@ def _simulate(compute, solo, dbytes, memcap, fixed, l2b, S, K, dram, l2cap, sm_c
             if n == 0:
                 continue
             level = _fill_level(dem, n, sm_cap)
+            cycle = 1.0
+            if queueing and n > 1:
+                f_sum = 0.0
+                for k in range(n):
+                    f_sum += dem[k]
+                cycle = _mva_cycle(n, f_sum / n)
             for k in range(n):
-                share[idx[k]] = dem[k] if dem[k] < level else level
+                sh = dem[k] if dem[k] < level else level
+                queued = dem[k] / cycle
+                share[idx[k]] = queued if queued < sh else sh
         _pool_rates(share, compute, 1.0, l2b, l2cap, dbytes, memcap, dram, slot_cta, slot_fluid, rate, dem, idx,
                     no_cap)
         if kappa > 0.0:
@@ -218,7 +230,7 @@ def simulate_arrays(workload: Workload):
     wl = workload
     return _simulate(wl.compute_s, wl.solo_frac, wl.dram_bytes, wl.mem_cap_Bps, wl.fixed_s, wl.l2_bytes,
                      wl.sm_count, wl.slots_per_sm, wl.dram_Bps, wl.l2_Bps, wl.sm_throughput, wl.load_slowdown,
-                     EPS_REL)
+                     wl.sm_queueing, EPS_REL)
 
 
 def simulate(workload: Workload, trace: bool = False) -> SimResult:

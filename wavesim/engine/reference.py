@@ -30,6 +30,7 @@ import numpy as np
 import simpy
 
 from ..result import SimResult, Trace
+from .queueing import mva_cycle
 from .workload import Workload
 
 EPS_REL = 1e-12  # events within this relative time of the earliest one are simultaneous
@@ -135,7 +136,11 @@ class ReferenceEngine:
         wl = self.wl
         r_c: dict[int, float] = {}
         for ctas in by_sm:
-            shares = water_fill([wl.solo_frac[c.i] for c in ctas], wl.sm_throughput)
+            solo = [wl.solo_frac[c.i] for c in ctas]
+            shares = water_fill(solo, wl.sm_throughput)
+            if wl.sm_queueing and len(ctas) > 1:
+                cycle = mva_cycle(len(ctas), sum(solo) / len(solo))
+                shares = [min(share, f / cycle) for share, f in zip(shares, solo)]
             for c, share in zip(ctas, shares):
                 r_c[c.i] = share / (wl.compute_s[c.i] * slow) if wl.compute_s[c.i] > 0 else math.inf
         fluid = [c for ctas in by_sm for c in ctas]

@@ -35,7 +35,9 @@ class Workload:
     launch_overhead_s (added once to the makespan), sm_throughput (capacity unit of an SM, 1.0),
     l2_Bps (> 0, the L2-to-SM bandwidth shared by all SMs), desync_rate (>= 0: the expected
     de-synchronisation of later waves, a closed-form term, desync.py; 0, the default, is lockstep),
-    load_slowdown (>= 0: kappa of the chip-load rule, wavesim.engine; 0, the default, leaves it out).
+    load_slowdown (>= 0: kappa of the chip-load rule, wavesim.engine; 0, the default, leaves it out),
+    sm_queueing (True: co-resident CTAs also queue for their SM below its capacity, queueing.py; False, the
+    default, is fair sharing alone).
 
     Scalars given for a per-CTA field are broadcast to the grid size (taken from compute_s).
     """
@@ -54,6 +56,7 @@ class Workload:
     l2_Bps: float = 1.0
     desync_rate: float = 0.0
     load_slowdown: float = 0.0
+    sm_queueing: bool = False
 
     def __post_init__(self):
         n = None
@@ -76,6 +79,9 @@ class Workload:
         object.__setattr__(self, "l2_Bps", float(self.l2_Bps))
         object.__setattr__(self, "desync_rate", float(self.desync_rate))
         object.__setattr__(self, "load_slowdown", float(self.load_slowdown))
+        if not isinstance(self.sm_queueing, (bool, np.bool_)):
+            raise ValueError(f"sm_queueing must be True or False, got {self.sm_queueing!r}")
+        object.__setattr__(self, "sm_queueing", bool(self.sm_queueing))
         if self.sm_count < 1:
             raise ValueError("sm_count must be >= 1")
         if self.slots_per_sm < 1:
@@ -117,13 +123,14 @@ class Workload:
     def uniform(cls, grid: int, *, compute_s: float, solo_frac: float = 1.0, dram_bytes: float = 0.0,
                 mem_cap_Bps: float = 1.0, fixed_s: float = 0.0, sm_count: int, slots_per_sm: int = 1,
                 dram_Bps: float = 1.0, launch_overhead_s: float = 0.0, l2_bytes: float = 0.0,
-                l2_Bps: float = 1.0, desync_rate: float = 0.0, load_slowdown: float = 0.0) -> "Workload":
+                l2_Bps: float = 1.0, desync_rate: float = 0.0, load_slowdown: float = 0.0,
+                sm_queueing: bool = False) -> "Workload":
         """G identical CTAs."""
         g = int(grid)
         return cls(np.full(g, float(compute_s)), np.full(g, float(solo_frac)), np.full(g, float(dram_bytes)),
                    np.full(g, float(mem_cap_Bps)), np.full(g, float(fixed_s)), sm_count, slots_per_sm,
                    dram_Bps, launch_overhead_s, l2_bytes=np.full(g, float(l2_bytes)), l2_Bps=l2_Bps,
-                   desync_rate=desync_rate, load_slowdown=load_slowdown)
+                   desync_rate=desync_rate, load_slowdown=load_slowdown, sm_queueing=sm_queueing)
 
     def is_uniform(self) -> bool:
         """True when every per-CTA array is constant (then the closed form is exact)."""

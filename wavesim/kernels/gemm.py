@@ -26,6 +26,9 @@ Per CTA the model gives the engines (wavesim.engine):
   desync_rate: the expected de-synchronisation of later waves at 3+ CTAs/SM (wavesim/engine/desync.py)
   load_slowdown: kappa of the engines' chip-load rule (wavesim.engine): a phase in which a fraction u of the
             chip's SM math is in use runs its SM-side work 1 + kappa u slower (tails on a light chip run faster)
+  sm_queueing: on. A K step is a latency wait and then SM work, so co-resident CTAs collide at the SM
+            before it is full (wavesim/engine/queueing.py): the first wave's cost rises smoothly with the
+            CTAs per SM, as measured, instead of flat then linear
 
 The efficiency is the wgmma one when the compiler can use Hopper's warpgroup MMA (sm_90+, BLOCK_M >= 64,
 num_warps a multiple of 4) and the mma.sync one otherwise. Occupancy (CTAs/SM) comes from real resource
@@ -252,7 +255,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
             "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "launch_overhead_s": p.launch_overhead_s, "desync_rate": p.desync_rate,
-            "load_slowdown": p.load_slowdown}
+            "load_slowdown": p.load_slowdown, "sm_queueing": True}
 
 
 def simulate_batch(b: GemmBatch, params: GemmParams | None = None):
