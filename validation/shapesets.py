@@ -90,10 +90,24 @@ def m1_fresh(dtype: str = "bf16") -> list[GemmProblem]:
 FRESH5_LAYER = ("gemma2-9b.o", 3584, 4096)
 
 
+# Measured in session 6, after that session's model (queueing at the SM) was fixed: N = 8192 puts a wave
+# boundary every ~4 row tiles of 128x128 (many steps per sweep) and K = 2048 makes the K loop short.
+FRESH6_LAYER = ("llama3-70b-tp4.o", 8192, 2048)
+
+
+def _m_sweep_of(layer: tuple[str, int, int], dtype: str) -> list[GemmProblem]:
+    _, n, k = layer
+    return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
+
+
 def m_sweep_fresh5(dtype: str = "bf16") -> list[GemmProblem]:
     """The M sweep on a layer measured only after session 5's model was fixed (gemma2-9b.o)."""
-    _, n, k = FRESH5_LAYER
-    return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
+    return _m_sweep_of(FRESH5_LAYER, dtype)
+
+
+def m_sweep_fresh6(dtype: str = "bf16") -> list[GemmProblem]:
+    """The M sweep on a layer measured only after session 6's model was fixed (llama3-70b-tp4.o)."""
+    return _m_sweep_of(FRESH6_LAYER, dtype)
 
 
 def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
@@ -103,7 +117,8 @@ def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
 
 NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small, "unseen-check": unseen_check,
                 "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep,
-                "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh, "m-sweep-fresh5": m_sweep_fresh5}
+                "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh, "m-sweep-fresh5": m_sweep_fresh5,
+                "m-sweep-fresh6": m_sweep_fresh6}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
