@@ -399,21 +399,20 @@ def staircase_markdown(st: dict[str, Any]) -> str:
                          + ", ".join(f"{k}: {v}" for k, v in r["spurious_by_kind"].items()) + ").")
             ja, ref = r["jump_agreement"], r["group_m_reference"]
             if ja["wave_boundaries"]:
-                lines.append(f"  - step sizes, threshold-free: at the {ja['wave_boundaries']} wave boundaries of the grid the "
-                             f"simulated jump differs from the measured one (mean of the passes) by a median "
-                             f"{ja['simulated_vs_measured']['median']:.1%} (p90 {ja['simulated_vs_measured']['p90']:.1%}); "
-                             f"the hardware's two passes differ by {ja['hardware_pass_to_pass']['median']:.1%} "
-                             f"(p90 {ja['hardware_pass_to_pass']['p90']:.1%}).")
+                sim, hw = ja["simulated_vs_measured"], ja["hardware_pass_to_pass"]
+                lines.append(f"  - step sizes, threshold-free: at the {ja['wave_boundaries']} wave boundaries of the "
+                             f"grid the simulated jump differs from the measured one (mean of the passes) by a "
+                             f"median {sim['median']:.1%} (p90 {sim['p90']:.1%}); the hardware's two passes differ "
+                             f"by {hw['median']:.1%} (p90 {hw['p90']:.1%}).")
             if ref:
-                lines.append(f"  - yardstick, a GROUP_M sibling's measured curve as the prediction ({ref['pairs']} pairs "
-                             f"over {ref['configs']} configs, same rules): {ref['sibling_spurious_per_config']:.2f} "
-                             f"jumps in neither pass and {ref['sibling_missed_per_config']:.2f} reproducible steps missed "
-                             f"per config, its jumps {ref['sibling_jump_diff_at_wave_boundaries']['median']:.1%} off at "
-                             f"the wave boundaries (p90 {ref['sibling_jump_diff_at_wave_boundaries']['p90']:.1%}); the "
-                             f"simulator on the same configs: {ref['simulator_spurious_per_config']:.2f} and "
-                             f"{ref['simulator_missed_per_config']:.2f}, "
-                             f"{ref['simulator_jump_error_at_wave_boundaries']['median']:.1%} "
-                             f"(p90 {ref['simulator_jump_error_at_wave_boundaries']['p90']:.1%}).")
+                sib, own = ref["sibling_jump_diff_at_wave_boundaries"], ref["simulator_jump_error_at_wave_boundaries"]
+                lines.append(f"  - yardstick, a GROUP_M sibling's measured curve as the prediction ({ref['pairs']} "
+                             f"pairs over {ref['configs']} configs, same rules): "
+                             f"{ref['sibling_spurious_per_config']:.2f} jumps in neither pass and "
+                             f"{ref['sibling_missed_per_config']:.2f} reproducible steps missed per config, its jumps "
+                             f"{sib['median']:.1%} off at the wave boundaries (p90 {sib['p90']:.1%}); the simulator "
+                             f"on the same configs: {ref['simulator_spurious_per_config']:.2f} and "
+                             f"{ref['simulator_missed_per_config']:.2f}, {own['median']:.1%} (p90 {own['p90']:.1%}).")
         lines.append("")
     for name in ("specs", "calibrated"):
         sm = st["summary"][name]

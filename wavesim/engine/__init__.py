@@ -20,10 +20,10 @@ Sharing (recomputed at every event): the fluid CTAs of one SM water-fill the SM'
 d_i = solo_frac[i] (if sum d_i <= 1 each gets d_i, else max-min fair shares capped at d_i): share c_i.
 With ``sm_queueing`` (queueing.py) an SM with n >= 2 fluid CTAs also caps each at d_i / C(n, mean d): the
 mean-value analysis of n CTAs queueing for the SM below its capacity (C = 1 for n = 1, so a lone CTA keeps
-its solo fraction). Math-implied rate r_c = c_i / compute_s[i] (inf if compute_s is 0). Then the two chip-wide pools, L2
-first: L2 demand l2_bytes[i] * r_c, l2_Bps water-filled (max-min fair, capped at the demand) over all
-fluid CTAs with l2_bytes > 0 on all SMs: l_i, and r_l = min(r_c, l_i / l2_bytes[i]) (r_c if l2_bytes is
-0). DRAM demand at that rate D_i = min(mem_cap_Bps[i], dram_bytes[i] * r_l); dram_Bps is water-filled the
+its solo fraction). Math-implied rate r_c = c_i / compute_s[i] (inf if compute_s is 0). Then the two
+chip-wide pools, L2 first: L2 demand l2_bytes[i] * r_c, l2_Bps water-filled (max-min fair, capped at the
+demand) over all fluid CTAs with l2_bytes > 0 on all SMs: l_i, and r_l = min(r_c, l_i / l2_bytes[i]) (r_c
+if l2_bytes is 0). DRAM demand at that rate D_i = min(mem_cap_Bps[i], dram_bytes[i] * r_l); dram_Bps is water-filled the
 same way: m_i. Progress rate r_i = min(r_l, m_i / dram_bytes[i]) (r_l if dram_bytes is 0; a CTA with no
 math and no bytes ends the moment its fluid phase begins). The L2 pool is chip-wide because the L2 slices
 and the crossbar serve every SM: in a partial wave an SM holding more CTAs draws more of it, so the

@@ -4,7 +4,8 @@ With identical CTAs and no jitter the discrete-event run has a fixed shape:
 
 * Full waves. n_full = G // (S*K) times, every slot of every SM is filled at once (breadth-first,
   every SM gets K), every CTA spends fixed_s, then shares its SM with K-1 others
-  (share = min(solo_frac, 1/K), and with sm_queueing at most solo_frac / C(K, solo_frac), queueing.py) and the L2 and DRAM pools with S*K-1 others; all end together after
+  (share = min(solo_frac, 1/K), and with sm_queueing at most solo_frac / C(K, solo_frac), queueing.py)
+  and the L2 and DRAM pools with S*K-1 others; all end together after
   T_full = fixed_s + 1 / r_full, and the next wave is dispatched at that instant.
 * The partial last wave of R = G mod (S*K) CTAs is dealt breadth-first: with q = R // S and
   r = R % S, SMs 0..r-1 hold q+1 CTAs (group A) and SMs r..S-1 hold q (group B, empty when
@@ -22,10 +23,11 @@ the expected de-synchronisation of later waves (desync.py): part of it streams i
 both groups' end times scale with it. desync_rate = 0 (the default) is the lockstep model of the engines.
 
 Consequences (pinned by tests/test_engine.py; without sm_queueing): with no DRAM traffic and no fixed
-latency, a launch of w full waves takes exactly w * compute_s / min(solo_frac, 1/K). If solo_frac * K <= 1 co-resident CTAs
-never compete, every CTA takes compute_s / solo_frac whatever its SM holds, and the makespan is an exact
-staircase, waves * compute_s / solo_frac. If solo_frac * K > 1 the partial last wave holds fewer CTAs per
-SM, which run faster, so the step is softened inside its band ((w-1) * T_full, w * T_full].
+latency, a launch of w full waves takes exactly w * compute_s / min(solo_frac, 1/K). If solo_frac * K <= 1
+co-resident CTAs never compete, every CTA takes compute_s / solo_frac whatever its SM holds, and the
+makespan is an exact staircase, waves * compute_s / solo_frac. If solo_frac * K > 1 the partial last wave
+holds fewer CTAs per SM, which run faster, so the step is softened inside its band
+((w-1) * T_full, w * T_full].
 
 ``uniform_phases`` evaluates this with numpy on broadcast arrays, so one call prices many
 launches (a config-space sweep); ``simulate`` uses it for one ``Workload`` and also rebuilds the
