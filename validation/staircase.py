@@ -161,10 +161,10 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
             "measured_steps_M": [int(Ms[i]) for i in msteps],
             "measured_jumps": [float(meas[i] / meas[i - 1] - 1) for i in msteps],
         }
-        # grid points where a wave begins (the number of waves depends on the grid and occupancy only)
-        wave_count = np.ceil(np.ceil(Ms / cfg.BLOCK_M) * math.ceil(N / cfg.BLOCK_N)
-                             / (spec.sm_count * occ.ctas_per_sm))
-        boundaries = [i for i in range(1, len(Ms)) if wave_count[i] > wave_count[i - 1]]
+        sims = {name: simulate_config(spec, cfg, Ms, N, K, dtype, p)[:2]
+                for name, p in (("specs", None), ("calibrated", params))}
+        waves = sims["calibrated"][1]  # grid points where a wave begins: the grid and occupancy alone set them
+        boundaries = [i for i in range(1, len(Ms)) if waves[i] > waves[i - 1]]
         both = either = None
         if all(m in again.get(cfg, {}) for m in grid):
             meas2 = np.array([again[cfg][m] for m in grid])
@@ -176,8 +176,7 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
                                "one_pass_only_M": [int(Ms[i]) for i in sorted(either - both)],
                                "median_abs_diff": float(np.median(np.abs(meas2 / meas - 1))),
                                "jump_diff_at_wave_boundaries": [float(abs(j1[i] - j2[i])) for i in boundaries]}
-        for name, p in (("specs", None), ("calibrated", params)):
-            sim_s, waves, _ = simulate_config(spec, cfg, Ms, N, K, dtype, p)
+        for name, (sim_s, waves) in sims.items():
             sim = sim_s * 1e3
             psteps = detect_steps(sim, threshold)
             hit, missed, spurious = match_steps(msteps, psteps)

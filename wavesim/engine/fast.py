@@ -3,9 +3,8 @@
 State lives in flat slot arrays (slot s = sm * slots_per_sm + j). Each event round scans the
 slots: per-SM water-filling of math throughput (capped by queueing.py when sm_queueing), then global
 water-filling of L2 and of DRAM bandwidth (all as progressive filling to a water level, allocation-free),
-the next event time, then the events at
-that time (within ``EPS_REL``) are applied and free slots are refilled in launch order, each CTA
-to the SM with the fewest residents (lowest index on ties). Cost per round: O(slots x filling passes);
+the next event time, then the events at that time (within ``EPS_REL``) are applied and free slots are
+refilled in launch order, each CTA to the SM with the fewest residents (lowest index on ties). Cost per round: O(slots x filling passes);
 per dispatch O(sm_count).
 """
 from __future__ import annotations
