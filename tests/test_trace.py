@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import hwspecs
-from validation.trace import (COLUMNS, _ranges, generations, launch_stats, load_slowdown_from_traces, load_traces,
-                              sm_classes, sm_relative_time, trace_key, write_report)
+from validation.trace import (COLUMNS, _ranges, cta_time_by_ctas_on_sm, generations, launch_stats,
+                              load_slowdown_from_traces, load_traces, sm_classes, sm_relative_time, trace_key,
+                              write_report)
 from wavesim.engine import run
 from wavesim.calibration import load_calibration
 from wavesim.kernels.gemm import GemmModel, GemmParams, config_occupancy
@@ -78,6 +79,48 @@ def test_report_of_the_simulators_own_trace_agrees_with_the_simulator(tmp_path):
     md = (tmp_path / "rep/TRACES.md").read_text()
     assert "| 4096 x 4096 | 3 | 2 | hardware |" in md and (tmp_path / "rep/sm_cta_time_4096x4096.png").stat().st_size > 0
     assert any(p.name.endswith("_hw.png") for p in (tmp_path / "rep").iterdir())
+
+
+def test_cta_time_by_ctas_on_sm_of_a_partial_wave():
+    """SMs 0 and 1 hold two CTAs (2 s and 4 s), SMs 2 and 3 one (1 s each): medians by CTAs on the SM; a
+    launch of more than one SM-local wave has no such entry."""
+    sm = np.array([0, 0, 1, 1, 2, 3])
+    dur = np.array([2.0, 2.0, 4.0, 4.0, 1.0, 1.0])
+    assert cta_time_by_ctas_on_sm(sm, dur, sm_count=4) == {"1": 1.0, "2": 3.0}
+    s = launch_stats(sm, np.zeros(6), dur, slots=2, sm_count=4)
+    assert s["cta_s_by_ctas_on_sm"] == {"1": 1.0, "2": 3.0}
+    assert "cta_s_by_ctas_on_sm" not in launch_stats(np.arange(8) % 4, np.repeat([0.0, 1.0], 4), np.repeat([1.0, 2.0], 4),
+                                                     slots=1, sm_count=4)
+
+
+def test_first_wave_coresidence_of_the_simulators_own_trace(tmp_path):
+    """Partial first waves (160 and 200 CTAs of 3 slots/SM: 28 and 68 SMs hold a second CTA): the report reads
+    the same per-SM cost and one-per-SM growth from the simulator's trace as from the simulator."""
+    cfg = LaunchConfig(64, 128, 64, 8, 4, 3)
+    out = write_report([_simulated_trace_file(tmp_path, cfg, [320, 400])], "h200", tmp_path / "rep")
+    (f,) = out["first_waves"]
+    assert f["M"] == [320, 400] and f["hardware"]["launches_with_both"] == 2
+    for key in ("one_more_cta_on_sm", "one_per_sm_growth"):
+        assert f["hardware"][key] == pytest.approx(f["simulated"][key], rel=1e-4)
+    assert "## Partial first waves" in (tmp_path / "rep/TRACES.md").read_text()
+
+
+@pytest.mark.skipif(not (ROOT / "validation/data/h200/traces/trace_firstwave_8192x2048.npz").exists(),
+                    reason="no committed first-wave traces")
+def test_replay_h200_first_waves_co_residence_is_cheap_per_sm():
+    """The first-wave traces of two layers (NOTES.md): in one launch, an SM holding one more CTA than its
+    neighbours runs it at most ~15% slower (128x128x64 s3, 2 CTAs/SM) and at most ~6% slower for the small
+    tiles of 3-4 CTAs/SM, although a full wave of them costs far more than a lone CTA: the first-wave knee
+    is mostly chip-wide."""
+    from validation.trace import compare, first_wave_coresidence
+
+    files = [ROOT / f"validation/data/h200/traces/trace_firstwave_{x}.npz" for x in ("5120", "8192x2048")]
+    rows = first_wave_coresidence(compare(files, "h200"))
+    got = {(r["N"], r["config"]): r["hardware"]["one_more_cta_on_sm"] for r in rows}
+    assert len(got) == 8
+    for (N, cfg), ratio in got.items():
+        bound = 1.2 if cfg.startswith("128x128x64") else 1.06
+        assert 1.0 < ratio < bound, (N, cfg, ratio)
 
 
 def test_a_malformed_trace_file_is_named(tmp_path):

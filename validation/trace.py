@@ -148,6 +148,8 @@ def launch_stats(sm, start_s, end_s, slots: int, sm_count: int, cycles=None) -> 
            "cta_s_last_wave": float(np.median(dur[last])) if n_gen > 1 else None,
            "last_wave_start_spread_s": float(np.percentile(start_s[last], 90) - np.percentile(start_s[last], 10))
            if n_gen > 1 else 0.0}
+    if n_gen == 1:
+        out["cta_s_by_ctas_on_sm"] = cta_time_by_ctas_on_sm(sm, dur, sm_count)
     if later.any():
         per_sm = _per_sm_cta_time(sm, dur, later, sm_count)
         out["sm_cta_time_cv"] = float(np.nanstd(per_sm) / np.nanmean(per_sm))
@@ -156,6 +158,14 @@ def launch_stats(sm, start_s, end_s, slots: int, sm_count: int, cycles=None) -> 
         out["clock_hz_first_wave"] = float(np.median(hz[gen == 0]))
         out["clock_hz_last_wave"] = float(np.median(hz[last]))
     return out
+
+
+def cta_time_by_ctas_on_sm(sm: np.ndarray, dur: np.ndarray, sm_count: int) -> dict[str, float]:
+    """A launch of one wave: median CTA time (s) on the SMs that hold n CTAs, by n ("1", "2", ...). Where a
+    partial wave leaves some SMs one CTA more than others, the ratio of neighbouring entries is the per-SM
+    cost of co-residence in that launch, with the chip's load the same for both."""
+    count = np.bincount(sm, minlength=sm_count)[sm]
+    return {str(n): float(np.median(dur[count == n])) for n in np.unique(count)}
 
 
 def _later_full_waves(gen: np.ndarray, sm_count: int, slots: int) -> np.ndarray:
@@ -263,6 +273,31 @@ def summarize(rows: list[dict]) -> list[dict]:
         row["hardware"]["clock_mhz_first_wave"] = _median_of(sel, "hardware", "clock_hz_first_wave") / 1e6
         row["hardware"]["clock_mhz_last_wave"] = _median_of(multi, "hardware", "clock_hz_last_wave") / 1e6 \
             if multi else None
+        out.append(row)
+    return out
+
+
+def first_wave_coresidence(rows: list[dict]) -> list[dict]:
+    """Per layer and config, over its one-wave launches (compare() rows): the per-SM cost of one more CTA
+    (median CTA time on the SMs holding the most CTAs over those holding one fewer, same launch; medians
+    over the launches where both kinds of SM exist) and the chip-wide growth (the CTA time on SMs holding
+    one CTA in the launch with the most CTAs of those that have such SMs, over that in the one with the
+    fewest), hardware and simulated."""
+    out = []
+    for N, K, cfg in sorted({(r["N"], r["K"], r["config"]) for r in rows}):
+        sel = sorted((r for r in rows if (r["N"], r["K"], r["config"]) == (N, K, cfg)
+                      and "cta_s_by_ctas_on_sm" in r["hardware"]), key=lambda r: r["M"])
+        if not sel:
+            continue
+        row = {"N": N, "K": K, "config": cfg, "ctas_per_sm": sel[0]["ctas_per_sm"], "launches": len(sel),
+               "M": [r["M"] for r in sel]}
+        for side in ("hardware", "simulated"):
+            by = [r[side]["cta_s_by_ctas_on_sm"] for r in sel]
+            steps = [t[str(n)] / t[str(n - 1)] for t in by if (n := max(map(int, t))) > 1 and str(n - 1) in t]
+            ones = [t["1"] for t in by if "1" in t]
+            row[side] = {"one_more_cta_on_sm": float(np.median(steps)) if steps else None,
+                         "launches_with_both": len(steps),
+                         "one_per_sm_growth": ones[-1] / ones[0] if len(ones) > 1 else None}
         out.append(row)
     return out
 
@@ -410,12 +445,15 @@ def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label:
         load = load_slowdown_from_traces(trace_files, gpu, params)
     except ValueError:
         load = None  # no traced launch ends in a light tail
+    first = first_wave_coresidence(rows)
     (out_dir / "traces.json").write_text(json.dumps({"gpu": gpu, "calibration": calibration_label,
                                                       "gpcs": gpcs, "summary": summary, "sm_classes": classes,
-                                                      "load_slowdown": load, "launches": rows}, indent=1))
+                                                      "load_slowdown": load, "first_waves": first,
+                                                      "launches": rows}, indent=1))
     _write_markdown(out_dir / "TRACES.md", gpu, calibration_label, trace_files, summary, rows, plots, classes,
-                    layers, gpcs, load)
-    return {"summary": summary, "launches": rows, "sm_classes": classes, "load_slowdown": load}
+                    layers, gpcs, load, first)
+    return {"summary": summary, "launches": rows, "sm_classes": classes, "load_slowdown": load,
+            "first_waves": first}
 
 
 def load_slowdown_line(load: dict) -> str:
@@ -430,7 +468,7 @@ def _fmt(x, spec=".2f"):
 
 
 def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, plots, classes, layers, gpcs,
-                    load=None):
+                    load=None, first=()):
     lines = ["# Per-CTA hardware traces against the simulator", "",
              f"GPU `{gpu}`; traces: {', '.join(f'`{f}`' for f in trace_files)}; simulator calibration: "
              f"{calibration_label}. Regenerate: `wavetune trace-report --gpu {gpu} --traces ... --out DIR`.", "",
@@ -464,6 +502,21 @@ def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, pl
     if load:
         lines += [f"**{load_slowdown_line(load)}** (validation.trace.load_slowdown_from_traces; the simulator's "
                   "load_slowdown, wavesim.engine).", ""]
+    if first:
+        lines += ["## Partial first waves: the cost of co-residence per SM and chip-wide", "",
+                  "Launches of one wave. *One more CTA on an SM*: in one launch, the median CTA time on the SMs "
+                  "holding the most CTAs over that on the SMs holding one fewer (same chip load; median over the "
+                  "launches with both). *One-per-SM growth*: the CTA time on SMs holding one CTA, in the heaviest "
+                  "launch that has such SMs over the lightest (what the chip's load alone adds).", "",
+                  "| N x K | config | CTAs/SM | M traced | one more CTA on an SM (hw / sim, launches) | "
+                  "one-per-SM growth (hw / sim) |", "|---|---|---:|---|---|---|"]
+        for f in first:
+            h, m = f["hardware"], f["simulated"]
+            lines.append(f"| {f['N']} x {f['K']} | {f['config']} | {f['ctas_per_sm']} | {f['M'][0]}..{f['M'][-1]} | "
+                         f"{_fmt(h['one_more_cta_on_sm'], '.3f')} / {_fmt(m['one_more_cta_on_sm'], '.3f')} "
+                         f"({h['launches_with_both']}) | {_fmt(h['one_per_sm_growth'], '.3f')} / "
+                         f"{_fmt(m['one_per_sm_growth'], '.3f')} |")
+        lines.append("")
     lines += ["## Every traced launch", "",
               "| N x K | config | CTAs/SM | M | SM waves (hw / sim) | span us (hw / sim) | first-wave CTA us (hw / sim) | "
               "later-wave CTA us (hw / sim) | last-wave start spread us (hw) |",
@@ -531,6 +584,11 @@ def _report_cmd(a) -> int:
               f"SM-to-SM CV {_fmt(h['sm_cta_time_cv'], '.3f')}")
     if out["load_slowdown"]:
         print(load_slowdown_line(out["load_slowdown"]))
+    for f in out["first_waves"]:
+        h, m = f["hardware"], f["simulated"]
+        print(f"{f['N']}x{f['K']} {f['config']} first waves: one more CTA on an SM "
+              f"{_fmt(h['one_more_cta_on_sm'], '.3f')} hw / {_fmt(m['one_more_cta_on_sm'], '.3f')} sim; one-per-SM "
+              f"growth {_fmt(h['one_per_sm_growth'], '.3f')} hw / {_fmt(m['one_per_sm_growth'], '.3f')} sim")
     print(f"TRACES.md, traces.json and plots in {a.out}")
     return 0
 
