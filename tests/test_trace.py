@@ -198,6 +198,23 @@ def test_trace_cli_names_bad_input_and_a_missing_gpu(capsys):
         assert rc == 2 and "no CUDA GPU is visible" in capsys.readouterr().err
 
 
+def test_random_cycle_positions_visit_every_line_once():
+    """The memory probe's pointer chain (validation/probe.py --memory): from any line, following the stored
+    next-slot visits all lines once, one slot per 128-byte line, before it returns."""
+    from validation.probe import random_cycle_positions
+
+    nxt = random_cycle_positions(1000, seed=3)
+    assert nxt.shape == (1000 * 16,)
+    seen, i = [], 0
+    for _ in range(1000):
+        seen.append(i)
+        i = int(nxt[i])
+    assert i == 0 and sorted(seen) == list(range(0, 16000, 16))
+    assert not np.array_equal(seen, np.arange(0, 16000, 16))  # not a linear walk (a prefetcher would hide it)
+    with pytest.raises(ValueError, match="at least 2 lines"):
+        random_cycle_positions(1)
+
+
 def test_join_clusters_groups_sms_that_shared_a_cluster():
     from validation.probe import join_clusters
 
@@ -241,3 +258,17 @@ def test_replay_h200_light_tails_run_faster_than_full_waves():
     assert got["launches"] >= 200 and 0.9 < got["hardware_tail_over_full_median"] < 0.96
     assert got["load_slowdown"] == pytest.approx(params.load_slowdown, abs=0.03)
     assert got["median_abs_log_error"] < 0.5 * got["median_abs_log_error_without"]
+
+
+@pytest.mark.skipif(not (ROOT / "validation/data/h200/memory_probe.json").exists(), reason="no committed memory probe")
+def test_replay_h200_memory_probe_latencies():
+    """The committed memory probe of our H200 (gemm_priors.toml cites it): an L2 hit takes a few hundred
+    cycles, an unloaded DRAM access about twice that, steady over buffer sizes and repeats, and the L2
+    latency barely moves while other SMs stream from L2."""
+    doc = json.loads((ROOT / "validation/data/h200/memory_probe.json").read_text())
+    l2 = [r["cycles_per_load"] for runs in doc["l2_latency"].values() for r in runs]
+    dram = [r["cycles_per_load"] for runs in doc["dram_latency"].values() for r in runs]
+    assert 200 < min(l2) and max(l2) < 400 and max(l2) / min(l2) < 1.05
+    assert 1.8 < min(dram) / max(l2) and max(dram) / min(dram) < 1.1
+    loaded = [r["cycles_per_load"] for r in doc["l2_latency_under_load"] if r["streaming_programs"] >= 66]
+    assert max(loaded) < 1.1 * min(l2)

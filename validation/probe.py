@@ -5,6 +5,11 @@ Measures: the device properties torch exposes; DRAM bandwidth (large device-to-d
 plus written); the dense bf16 matmul rate through cuBLAS at 8192^3 (random data); the time of an empty
 Triton kernel between CUDA events (GPU-side launch cost) and the host-side issue rate of launches.
 
+`--memory` instead measures the load latency of L2 and DRAM (a random pointer chase, one dependent load at
+a time, L1 bypassed), the L2 latency while other SMs stream from L2, and the read throughput of plain
+register loads (ld.global.cg.v4) from L2 and DRAM by grid and row length (validation/kernels/membench.py;
+that path is limited by the SM's issue, not by the L2: GEMMs, which load through cp.async, move more).
+
 `--gpcs` instead maps the SMs to GPCs (Hopper and later): the CTAs of one thread-block cluster always run
 in one GPC, so launching many clusters and joining the SMs that ever shared a cluster gives the GPCs
 (`gpc_layout`)."""
@@ -160,12 +165,117 @@ def gpc_layout(cluster_sizes=(2, 4, 8, 16), launches: int = 20, spin_ns: int = 5
             "launches_per_size": launches, "gpc_sizes": [len(g) for g in gpcs], "gpcs": gpcs}
 
 
+def random_cycle_positions(n_lines: int, seed: int = 0):
+    """numpy int64 array `nxt` over n_lines * LINE_BYTES / 8 int64 slots: slot k * 16 holds the slot of the line
+    after line k in one random cycle through all lines (the other slots are 0), so following it from any
+    line's slot visits every line once before coming back."""
+    import numpy as np
+
+    from validation.kernels.membench import LINE_BYTES
+
+    if n_lines < 2:
+        raise ValueError(f"a pointer cycle needs at least 2 lines, got {n_lines}")
+    per = LINE_BYTES // 8
+    order = np.random.default_rng(seed).permutation(n_lines)
+    nxt = np.zeros(n_lines * per, dtype=np.int64)
+    nxt[order * per] = np.roll(order, -1) * per
+    return nxt
+
+
+def memory_probe(l2_sizes_mib=(2, 8, 24), dram_sizes_mib=(512, 2048), chase_steps: int = 20000,
+                 grids=(8, 16, 33, 66, 99, 132, 264, 528), tiles=((128, 32), (64, 64), (32, 128)),
+                 row_stride: int = 4096, l2_buffer_mib: int = 16) -> dict:
+    """Load latency of L2 and DRAM (pointer chase, cycles and ns per load) and the L2 read bandwidth by grid and
+    row length (validation/kernels/membench.py); the DRAM read bandwidth with the same kernel for reference."""
+    import torch
+    import triton
+
+    from validation.kernels.membench import LINE_BYTES, chase_kernel, tile_read_kernel
+
+    res: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+                 "sm_count": torch.cuda.get_device_properties(0).multi_processor_count, "line_bytes": LINE_BYTES}
+    out = torch.zeros(3, dtype=torch.int64, device="cuda")
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+
+    def chase(buf, steps, warm: bool):
+        if warm:
+            chase_kernel[(1,)](buf, out, 0, steps, num_warps=1)
+        else:
+            flush.fill_(1)  # evict the buffer's lines from L2
+        chase_kernel[(1,)](buf, out, 0, steps, num_warps=1)
+        torch.cuda.synchronize()
+        cyc, ns, _ = out.tolist()
+        return {"cycles_per_load": cyc / steps, "ns_per_load": ns / steps, "loads": steps}
+
+    for name, sizes, warm, steps in (("l2_latency", l2_sizes_mib, True, chase_steps),
+                                     ("dram_latency", dram_sizes_mib, False, chase_steps // 4)):
+        res[name] = {}
+        for mib in sizes:
+            n_lines = (mib << 20) // LINE_BYTES
+            buf = torch.from_numpy(random_cycle_positions(n_lines, seed=mib)).cuda()
+            res[name][f"{mib}MiB"] = [chase(buf, min(steps, n_lines - 1), warm) for _ in range(3)]
+            del buf
+    del flush
+
+    def bandwidth(buf, rows_total, grid, rows, cols, tpi, target_bytes):
+        tile_bytes = rows * cols * 2
+        n_iter = max(1, int(target_bytes // (grid * tpi * tile_bytes)))
+        sink = torch.empty(grid, dtype=torch.float32, device="cuda")
+        run = lambda: tile_read_kernel[(grid,)](buf, sink, n_iter, rows_total // rows, ROWS=rows, COLS=cols,  # noqa: E731
+                                                ROW_STRIDE=row_stride, TILES_PER_ITER=tpi, num_warps=4)
+        ms = statistics.median(_events_ms(run, 5, warmup=2))
+        return {"grid": grid, "rows": rows, "segment_bytes": cols * 2, "tiles_per_iter": tpi,
+                "bytes": grid * n_iter * tpi * tile_bytes, "ms": ms,
+                "bytes_per_s": grid * n_iter * tpi * tile_bytes / (ms / 1e3)}
+
+    rows_total = (l2_buffer_mib << 20) // (2 * row_stride)
+    buf = torch.randn(rows_total, row_stride, device="cuda").to(torch.bfloat16)
+    res["l2_read_bandwidth"] = {"buffer_bytes": buf.numel() * 2, "row_stride_bytes": row_stride * 2,
+                                "runs": [bandwidth(buf, rows_total, g, r, c, tpi, 1 << 30)
+                                         for (r, c) in tiles for tpi in (2, 4) for g in grids]}
+    # L2 latency while other SMs stream from L2: the chase (one CTA on an SM of its own) runs on a second
+    # stream during a long tile-read launch of `g` programs (g < SM count leaves SMs free for it)
+    chain = torch.from_numpy(random_cycle_positions((8 << 20) // LINE_BYTES, seed=8)).cuda()
+    side, main_s = torch.cuda.Stream(), torch.cuda.Stream()
+    sink = torch.empty(max(grids), dtype=torch.float32, device="cuda")
+    res["l2_latency_under_load"] = []
+    for g in (0, 16, 33, 66, 99, 128):
+        chase_kernel[(1,)](chain, out, 0, 5000, num_warps=1)  # warm the chain into L2
+        torch.cuda.synchronize()
+        ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if g:
+            with torch.cuda.stream(main_s):
+                ev0.record()
+                tile_read_kernel[(g,)](buf, sink, max(1, (16 << 30) // (g * 4 * 8192)), rows_total // 64, ROWS=64,
+                                       COLS=64, ROW_STRIDE=row_stride, TILES_PER_ITER=4, num_warps=4)
+                ev1.record()
+        with torch.cuda.stream(side):
+            chase_kernel[(1,)](chain, out, 0, 5000, num_warps=1)
+        torch.cuda.synchronize()
+        cyc, ns, _ = out.tolist()
+        stream_ms = ev0.elapsed_time(ev1) if g else None
+        res["l2_latency_under_load"].append({
+            "streaming_programs": g, "cycles_per_load": cyc / 5000, "ns_per_load": ns / 5000,
+            "stream_ms": stream_ms, "stream_bytes_per_s": (g * max(1, (16 << 30) // (g * 4 * 8192)) * 4 * 8192
+                                                           / (stream_ms / 1e3)) if g else None})
+    del buf, chain
+    rows_total = (4 << 30) // (2 * row_stride)
+    buf = torch.empty(rows_total, row_stride, device="cuda", dtype=torch.bfloat16).normal_()
+    res["dram_read_bandwidth"] = {"buffer_bytes": buf.numel() * 2, "row_stride_bytes": row_stride * 2,
+                                  "runs": [bandwidth(buf, rows_total, g, r, c, 4, 4 << 30)
+                                           for (r, c) in tiles for g in (132, 528)]}
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--gpcs", action="store_true", help="map SMs to GPCs with thread-block clusters instead")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--gpcs", action="store_true", help="map SMs to GPCs with thread-block clusters instead")
+    mode.add_argument("--memory", action="store_true",
+                      help="L2 / DRAM load latency and L2 read bandwidth by grid and row length instead")
     args = ap.parse_args()
-    res = gpc_layout() if args.gpcs else probe()
+    res = gpc_layout() if args.gpcs else memory_probe() if args.memory else probe()
     with open(args.out, "w") as f:
         json.dump(res, f, indent=1, default=str)
     print(json.dumps({k: v for k, v in res.items() if k != "device_properties"}, default=str)[:3000])
