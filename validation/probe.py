@@ -233,37 +233,47 @@ def memory_probe(l2_sizes_mib=(2, 8, 24), dram_sizes_mib=(512, 2048), chase_step
     res["l2_read_bandwidth"] = {"buffer_bytes": buf.numel() * 2, "row_stride_bytes": row_stride * 2,
                                 "runs": [bandwidth(buf, rows_total, g, r, c, tpi, 1 << 30)
                                          for (r, c) in tiles for tpi in (2, 4) for g in grids]}
-    # L2 latency while other SMs stream from L2: the chase (one CTA on an SM of its own) runs on a second
-    # stream during a long tile-read launch of `g` programs (g < SM count leaves SMs free for it)
-    chain = torch.from_numpy(random_cycle_positions((8 << 20) // LINE_BYTES, seed=8)).cuda()
+    # Latency under load: the chase (one CTA, on an SM of its own) runs on a second stream during a long
+    # tile-read launch of `g` programs (g < SM count leaves SMs free for it), first from L2, then from DRAM
     side, main_s = torch.cuda.Stream(), torch.cuda.Stream()
     sink = torch.empty(max(grids), dtype=torch.float32, device="cuda")
-    res["l2_latency_under_load"] = []
-    for g in (0, 16, 33, 66, 99, 128):
-        chase_kernel[(1,)](chain, out, 0, 5000, num_warps=1)  # warm the chain into L2
-        torch.cuda.synchronize()
-        ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        if g:
-            with torch.cuda.stream(main_s):
-                ev0.record()
-                tile_read_kernel[(g,)](buf, sink, max(1, (16 << 30) // (g * 4 * 8192)), rows_total // 64, ROWS=64,
-                                       COLS=64, ROW_STRIDE=row_stride, TILES_PER_ITER=4, num_warps=4)
-                ev1.record()
-        with torch.cuda.stream(side):
-            chase_kernel[(1,)](chain, out, 0, 5000, num_warps=1)
-        torch.cuda.synchronize()
-        cyc, ns, _ = out.tolist()
-        stream_ms = ev0.elapsed_time(ev1) if g else None
-        res["l2_latency_under_load"].append({
-            "streaming_programs": g, "cycles_per_load": cyc / 5000, "ns_per_load": ns / 5000,
-            "stream_ms": stream_ms, "stream_bytes_per_s": (g * max(1, (16 << 30) // (g * 4 * 8192)) * 4 * 8192
-                                                           / (stream_ms / 1e3)) if g else None})
+
+    def under_load(chain, buf, rows_total, steps, warm):
+        rows = []
+        for g in (0, 16, 33, 66, 99, 128):
+            start = g * 7919 % 1000 * (LINE_BYTES // 8)  # a different stretch of the cycle for each load
+            if warm:
+                chase_kernel[(1,)](chain, out, start, steps, num_warps=1)
+            torch.cuda.synchronize()
+            n_iter = max(1, (16 << 30) // (max(g, 1) * 4 * 8192))
+            ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if g:
+                with torch.cuda.stream(main_s):
+                    ev0.record()
+                    tile_read_kernel[(g,)](buf, sink, n_iter, rows_total // 64, ROWS=64, COLS=64,
+                                           ROW_STRIDE=row_stride, TILES_PER_ITER=4, num_warps=4)
+                    ev1.record()
+            with torch.cuda.stream(side):
+                chase_kernel[(1,)](chain, out, start, steps, num_warps=1)
+            torch.cuda.synchronize()
+            cyc, ns, _ = out.tolist()
+            stream_ms = ev0.elapsed_time(ev1) if g else None
+            rows.append({"streaming_programs": g, "cycles_per_load": cyc / steps, "ns_per_load": ns / steps,
+                         "stream_ms": stream_ms,
+                         "stream_bytes_per_s": g * n_iter * 4 * 8192 / (stream_ms / 1e3) if g else None})
+        return rows
+
+    chain = torch.from_numpy(random_cycle_positions((8 << 20) // LINE_BYTES, seed=8)).cuda()
+    res["l2_latency_under_load"] = under_load(chain, buf, rows_total, 5000, warm=True)
     del buf, chain
     rows_total = (4 << 30) // (2 * row_stride)
     buf = torch.empty(rows_total, row_stride, device="cuda", dtype=torch.bfloat16).normal_()
     res["dram_read_bandwidth"] = {"buffer_bytes": buf.numel() * 2, "row_stride_bytes": row_stride * 2,
                                   "runs": [bandwidth(buf, rows_total, g, r, c, 4, 4 << 30)
                                            for (r, c) in tiles for g in (132, 528)]}
+    # the chain is 2 GiB, so its lines miss L2 whether or not the stream is running
+    chain = torch.from_numpy(random_cycle_positions((2 << 30) // LINE_BYTES, seed=2048)).cuda()
+    res["dram_latency_under_load"] = under_load(chain, buf, rows_total, 2000, warm=False)
     return res
 
 
