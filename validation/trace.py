@@ -463,6 +463,11 @@ def load_slowdown_line(load: dict) -> str:
             f"{load['median_abs_log_error_without']:.3f} without, {load['median_abs_log_error']:.3f} with it)")
 
 
+def _hw_sim(row: dict, key: str, fmt) -> str:
+    """'hardware / simulated' of one figure of a report row."""
+    return f"{fmt(row['hardware'][key])} / {fmt(row['simulated'][key])}"
+
+
 def _fmt(x, spec=".2f"):
     return "-" if x is None else format(x, spec)
 
@@ -511,11 +516,10 @@ def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, pl
                   "| N x K | config | CTAs/SM | M traced | one more CTA on an SM (hw / sim, launches) | "
                   "one-per-SM growth (hw / sim) |", "|---|---|---:|---|---|---|"]
         for f in first:
-            h, m = f["hardware"], f["simulated"]
+            pair = lambda key: _hw_sim(f, key, lambda x: _fmt(x, ".3f"))  # noqa: E731
             lines.append(f"| {f['N']} x {f['K']} | {f['config']} | {f['ctas_per_sm']} | {f['M'][0]}..{f['M'][-1]} | "
-                         f"{_fmt(h['one_more_cta_on_sm'], '.3f')} / {_fmt(m['one_more_cta_on_sm'], '.3f')} "
-                         f"({h['launches_with_both']}) | {_fmt(h['one_per_sm_growth'], '.3f')} / "
-                         f"{_fmt(m['one_per_sm_growth'], '.3f')} |")
+                         f"{pair('one_more_cta_on_sm')} ({f['hardware']['launches_with_both']}) | "
+                         f"{pair('one_per_sm_growth')} |")
         lines.append("")
     lines += ["## Every traced launch", "",
               "| N x K | config | CTAs/SM | M | SM waves (hw / sim) | span us (hw / sim) | first-wave CTA us (hw / sim) | "
@@ -523,11 +527,10 @@ def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, pl
               "|---|---|---:|---:|---|---|---|---|---:|"]
     us = lambda x: _fmt(None if x is None else x * 1e6, ".1f")  # noqa: E731
     for r in rows:
-        h, m = r["hardware"], r["simulated"]
-        lines.append(f"| {r['N']} x {r['K']} | {r['config']} | {r['ctas_per_sm']} | {r['M']} | {h['sm_waves']} / {m['sm_waves']} | "
-                     f"{us(h['span_s'])} / {us(m['span_s'])} | {us(h['cta_s_first_wave'])} / {us(m['cta_s_first_wave'])} | "
-                     f"{us(h['cta_s_later_full_waves'])} / {us(m['cta_s_later_full_waves'])} | "
-                     f"{us(h['last_wave_start_spread_s'])} |")
+        pair = lambda key, f=us: _hw_sim(r, key, f)  # noqa: E731
+        lines.append(f"| {r['N']} x {r['K']} | {r['config']} | {r['ctas_per_sm']} | {r['M']} | {pair('sm_waves', str)} | "
+                     f"{pair('span_s')} | {pair('cta_s_first_wave')} | {pair('cta_s_later_full_waves')} | "
+                     f"{us(r['hardware']['last_wave_start_spread_s'])} |")
     Path(path).write_text("\n".join(lines) + "\n")
 
 
