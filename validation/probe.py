@@ -185,8 +185,9 @@ def random_cycle_positions(n_lines: int, seed: int = 0):
 def memory_probe(l2_sizes_mib=(2, 8, 24), dram_sizes_mib=(512, 2048), chase_steps: int = 20000,
                  grids=(8, 16, 33, 66, 99, 132, 264, 528), tiles=((128, 32), (64, 64), (32, 128)),
                  row_stride: int = 4096, l2_buffer_mib: int = 16) -> dict:
-    """Load latency of L2 and DRAM (pointer chase, cycles and ns per load) and the L2 read bandwidth by grid and
-    row length (validation/kernels/membench.py); the DRAM read bandwidth with the same kernel for reference."""
+    """Load latency of L2 and DRAM (pointer chase, cycles and ns per load), alone and while 16-128 SMs stream
+    from L2 or DRAM, and the read throughput of the streaming kernel by grid and row length
+    (validation/kernels/membench.py: register loads, limited by the SMs' issue rather than by the L2)."""
     import torch
     import triton
 
@@ -283,7 +284,7 @@ def main() -> None:
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--gpcs", action="store_true", help="map SMs to GPCs with thread-block clusters instead")
     mode.add_argument("--memory", action="store_true",
-                      help="L2 / DRAM load latency and L2 read bandwidth by grid and row length instead")
+                      help="L2 / DRAM load latency, alone and under load, instead")
     args = ap.parse_args()
     res = gpc_layout() if args.gpcs else memory_probe() if args.memory else probe()
     with open(args.out, "w") as f:

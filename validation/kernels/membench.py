@@ -1,8 +1,6 @@
-"""Memory micro-benchmarks for the probe (validation/probe.py --memory): the load latency of L2 and DRAM,
-and the L2-to-SM read bandwidth by the number of SMs reading and the length of the contiguous rows read.
-
-These are the hardware numbers the GEMM model's latency chain and L2 pool stand on (wavesim/kernels/gemm.py:
-l2_latency_cycles, dram_latency_cycles, l2_bytes_per_clock_per_sm), measured instead of fitted.
+"""Memory micro-benchmarks for the probe (validation/probe.py --memory): the load latency of L2 and DRAM, alone
+and while other SMs stream, which the GEMM model's latency chain stands on (wavesim/kernels/gemm.py:
+l2_latency_cycles, dram_latency_cycles; gemm_priors.toml cites the result).
 
 * ``chase_kernel``: one thread follows a random cycle of pointers, one per 128-byte line, through a buffer
   (the next index is the value loaded, so every load waits for the one before): cycles per load (%clock64)
