@@ -125,3 +125,22 @@ def test_priors_have_sources():
     raw = tomllib.loads(PRIORS_PATH.read_text())
     assert set(raw) == set(GemmParams.priors().to_dict())
     assert all(len(v["source"]) > 40 for v in raw.values())
+
+
+def test_concurrent_readers_of_a_wave_hand_worked(monkeypatch):
+    """M = 256, N = 1024, 128x128 tiles, GROUP_M 8: one wave of 16 CTAs covers 2 tile rows of A (each read by 8
+    CTAs) and 8 tile columns of B (each read by 2): bytes-weighted (2 x 128 x 8 + 8 x 128 x 2) / (10 x 128) =
+    3.2 readers per tile. One CTA alone reads its tiles alone (1). More readers of a tile wait on its DRAM
+    miss, so the lone-step latency rises and solo_frac falls."""
+    import wavesim.kernels.gemm as gemm
+
+    cfg = LaunchConfig(128, 128, 64, 8, 4, 3)
+    b = GemmBatch.build(H200, "bf16", [256, 128], [1024, 128], [4096, 4096], [cfg, cfg])
+    assert gemm.concurrent_readers(b) == pytest.approx([3.2, 1.0])
+    # one wave of 2048 x 2048 (K = 4096, 256 CTAs) mostly hits L2, but each of its tiles has 16 readers
+    big = GemmBatch.build(H200, "bf16", [2048], [2048], [4096], [cfg])
+    assert gemm.concurrent_readers(big) == pytest.approx([16.0])
+    f = gemm.workload_arrays(big, GemmParams.priors())["solo_frac"][0]
+    monkeypatch.setattr(gemm, "concurrent_readers", lambda b: np.ones_like(b.M))
+    f_alone = gemm.workload_arrays(big, GemmParams.priors())["solo_frac"][0]
+    assert f < 0.9 * f_alone

@@ -24,11 +24,13 @@ Two consequences decided here (and used by the sampler and the DualTable):
   BLOCK_K is micro, and the stage-II table is indexed by (w, L bucket) *before* the micro config is
   known, so L cannot depend on it. A full config's true L is ceil(K/BLOCK_K) = L_ref * 64/BLOCK_K up to
   rounding: a per-micro constant factor that the per-macro latency envelope absorbs into its slope.
-* w is defined per macro with a reference occupancy: the lower median of CTAs/SM over the macro's micro
-  configs in the candidate space (`MacroGroup.ref_ctas_per_sm`). The occupancy of one macro spreads
-  widely with its micros (16x32 tiles: 9-16 CTAs/SM; 128x128: 1-2), so the macro's wave bands are a
-  coordinate system, not the exact staircase of every micro config; the bilinear fit per band and the
-  band-to-band extrapolation absorb the difference.
+* w is defined per macro with a reference occupancy: the lowest CTAs/SM over the macro's micro configs in
+  the candidate space (`MacroGroup.ref_ctas_per_sm`). The occupancy of one macro spreads widely with its
+  micros (16x32 tiles: 9-16 CTAs/SM; 64x64: 2-8; 128x128: 1-2), so the macro's wave bands are a coordinate
+  system, not the exact staircase of every micro config; the bilinear fit per band and the band-to-band
+  extrapolation absorb the difference. With the lowest occupancy the first band ends where the first micro
+  fills the chip, so no micro's first step falls inside it (with the lower median, macro 64x64's first band
+  spanned 660 tiles, two and a half waves of 64x64x128_s3).
 
 Evidence for the split (H200, bf16, validation/data/h200/gemm/llm.jsonl: 96 shapes x 182 configs,
 17 macros, 8 to 19 micros each). Per shape, in log time:
@@ -130,8 +132,9 @@ class MacroGroup:
 
     @property
     def ref_ctas_per_sm(self) -> int:
-        occ = sorted(self.micro_ctas_per_sm)
-        return occ[(len(occ) - 1) // 2]
+        # the lowest: every micro's first wave boundary then falls on or after the band's, so no band holds a
+        # step of the micros that fill an SM first (a higher reference smeared them: tuner/README.md)
+        return min(self.micro_ctas_per_sm)
 
     @property
     def cap(self) -> int:

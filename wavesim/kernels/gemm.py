@@ -9,7 +9,10 @@ Per CTA the model gives the engines (wavesim.engine):
             fill port
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
   t_lat   = (avg load latency + t_port + t_math) / (num_stages - 1)   a CTA alone needs at least this per step:
-            num_stages - 1 smem stages are in flight, and a stage is refilled only after its MMA is done
+            num_stages - 1 smem stages are in flight, and a stage is refilled only after its MMA is done.
+            The load latency is DRAM's for the share of reads that wait on DRAM: the launch's miss share
+            times the CTAs of a wave that read each tile at the same K step (they all wait on its first
+            miss), capped at 1; L2's for the rest
   t_lat  += at M = 1 only, concurrent CTAs * BM*BK*elem / (single_row_l2_fraction * the L2 pool): the kernel
             wraps A's rows (offs_am % M), so at M = 1 every CTA loads BM copies of one row in every K step;
             measured, that same-address traffic is served at a fraction of the L2 pool (up to 3x slower
@@ -195,19 +198,32 @@ class GemmBatch:
         return np.ceil(self.grid / (self.spec.sm_count * self.ctas_per_sm))
 
 
-def _dram_bytes_total(b: GemmBatch, elem: int, grid, fit: float) -> np.ndarray:
-    """DRAM traffic of each whole launch (bytes)."""
-    M, N, K = b.M, b.N, b.K
-    unique = (M * K + K * N + M * N) * elem
-    npm = np.ceil(M / b.bm)
-    npn = np.ceil(N / b.bn)
-    # W co-resident CTAs in grouped order: inside one group of GROUP_M row-tiles they cover
-    # min(GROUP_M, W) rows and ceil(W / GROUP_M) columns; past a group, whole rows of npn tiles.
+def _wave_footprint(b: GemmBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(W, rows, cols): the W co-resident CTAs of a wave in grouped launch order cover `rows` tile rows of A
+    and `cols` tile columns of B. Inside one group of GROUP_M row-tiles they cover min(GROUP_M, W) rows and
+    ceil(W / GROUP_M) columns; past a group, whole rows of npn tiles."""
+    npm = np.ceil(b.M / b.bm)
+    npn = np.ceil(b.N / b.bn)
     W = b.resident
     gm = np.minimum(b.group_m, npm)
     in_group = W <= gm * npn
     rows = np.where(in_group, np.minimum(gm, W), np.ceil(W / npn))
     cols = np.where(in_group, np.minimum(np.ceil(W / gm), npn), npn)
+    return W, rows, cols
+
+
+def concurrent_readers(b: GemmBatch) -> np.ndarray:
+    """How many CTAs of a wave read each tile of A or B (bytes-weighted mean, >= 1): each of the W CTAs
+    reads BM rows of A and BN columns of B per K step, the wave's distinct tiles are rows x BM + cols x BN."""
+    W, rows, cols = _wave_footprint(b)
+    return W * (b.bm + b.bn) / (rows * b.bm + cols * b.bn)
+
+
+def _dram_bytes_total(b: GemmBatch, elem: int, grid, fit: float) -> np.ndarray:
+    """DRAM traffic of each whole launch (bytes)."""
+    M, N, K = b.M, b.N, b.K
+    unique = (M * K + K * N + M * N) * elem
+    W, rows, cols = _wave_footprint(b)
     per_wave = (rows * b.bm * K + cols * b.bn * K) * elem
     streamed = per_wave * (grid / W) + M * N * elem
     fits = (M * K + K * N) * elem <= fit * b.spec.l2_bytes
@@ -236,8 +252,12 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     l2_Bps = p.l2_bytes_per_clock_per_sm * clock   # the chip-wide L2 pool, per SM
     t_port = step_bytes / (l2_Bps * p.l2_port_ratio)  # one K step's loads through the SM's own fill port
     dram_total = _dram_bytes_total(b, elem, grid, p.l2_fit_fraction)
+    # The CTAs of a wave read each tile at about the same K step: the first read misses to DRAM and the
+    # others wait for the same line, so the share of reads that pay DRAM latency is the miss share times
+    # the tile's concurrent readers (capped at all of them).
     miss = np.clip(dram_total / np.maximum(grid * L * step_bytes, 1.0), 0.0, 1.0)
-    lat_cycles = miss * p.dram_latency_cycles + (1.0 - miss) * p.l2_latency_cycles
+    dram_wait = np.minimum(1.0, miss * concurrent_readers(b))
+    lat_cycles = dram_wait * p.dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
     # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
     # stages in flight cycles through load latency + transfer + math (Little's law on the buffers).
     t_lat = (lat_cycles / clock + t_port + t_math) / np.maximum(b.stages - 1, 1)
