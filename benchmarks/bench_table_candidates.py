@@ -2,10 +2,12 @@
 prior: regret scored against the measured best over ALL measured configs of each shape.
 
   * 4-fold by LLM layer (tuner.evaluate.layer_folds): fit on the gemm/ measurements of 6 layers, score
-    the other 2 (every gemm/ file is training data, minus shapes of the held-out layers' (N, K));
+    the other 2 (every gemm/ file is training data, minus shapes of the held-out layers' (N, K)), with the
+    uncalibrated simulator as prior and with one calibrated on the same training data (the shipped
+    calibration would leak here: it was fitted on every layer);
   * never-fitted holdout: fit on all of gemm/, score validation/data/h200/holdout/llm_holdout.jsonl, with
-    the uncalibrated simulator as prior (the `wavetune tune` default) and with the shipped calibration
-    (`--calibration auto`; k-fold would leak with it: it was fitted on every layer).
+    the uncalibrated simulator as prior and with the shipped calibration (`--calibration auto`, the
+    `wavetune tune` default).
 
     python3 benchmarks/bench_table_candidates.py [SPACE ...]   (default: broad+wave-study+grouping broad+wave-study)
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import glob
 import math
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +44,9 @@ def main(spaces: list[str]) -> None:
     from tuner.space import load_space
     from tuner.tune import build_table, make_source
     from validation.measurements import load_measurements
+    from validation.measurements import dedupe_latest
     from validation.shapesets import LLM_LAYERS, LLM_M
+    from wavesim.calibration import build_dataset, fit, save_calibration
 
     spec = hwspecs.load_gpu("h200")
     files = sorted(glob.glob(str(ROOT / "validation/data/h200/gemm/*.jsonl")))
@@ -57,16 +62,28 @@ def main(spaces: list[str]) -> None:
     layers = {(n, k) for _, n, k in LLM_LAYERS}
     llm = by_shape(m for m in train_all if (m.problem.N, m.problem.K) in layers and m.problem.M in LLM_M)
     nk = {name: (n, k) for name, n, k in LLM_LAYERS}
+    folds = [{nk[t] for t in test} for _, test in layer_folds(4)]
+    # the simulator calibrated on each fold's training data (wavetune calibrate --holdout-nk ...)
+    tmp = tempfile.TemporaryDirectory()
+    fold_cal = []
+    everything = dedupe_latest(load_measurements(files, gpu="h200"))
+    for i, test_nk in enumerate(folds):
+        params, info = fit(spec, build_dataset(spec, everything, "bf16", keep=lambda s, h=test_nk: (s[1], s[2]) not in h))
+        fold_cal.append(f"{tmp.name}/fold{i}.json")
+        save_calibration(fold_cal[-1], "h200", params, info)
     for space in spaces:
         cands = load_space(space)
-        kf = []
-        for _, test in layer_folds(4):
-            test_nk = {nk[t] for t in test}
-            train = sorted({m.problem for m in train_all if (m.problem.N, m.problem.K) not in test_nk})
-            src = make_source("measurements", spec, gpu_id="h200", measurements=files, problems=train)
-            t = build_table(cands, src, spec, gpu_id="h200", measured_problems=train)
-            kf += regrets(t, llm, lambda p: (p.N, p.K) in test_nk)
-        line = f"{space:28s} k-fold by layer: {geomean(kf):.4f} (worst {max(kf):.3f}, {len(kf)} shapes)"
+        line = f"{space:28s}"
+        for prior in ("none", "fold"):
+            kf = []
+            for test_nk, cal in zip(folds, fold_cal):
+                train = sorted({m.problem for m in train_all if (m.problem.N, m.problem.K) not in test_nk})
+                src = make_source("measurements", spec, gpu_id="h200", measurements=files, problems=train,
+                                  calibration=cal if prior == "fold" else "none")
+                t = build_table(cands, src, spec, gpu_id="h200", measured_problems=train)
+                kf += regrets(t, llm, lambda p, h=test_nk: (p.N, p.K) in h)
+            label = "calibrated on the training folds" if prior == "fold" else "none"
+            line += f" | k-fold by layer, prior {label}: {geomean(kf):.4f} (worst {max(kf):.3f}, {len(kf)} shapes)"
         for cal in ("none", "auto"):
             src = make_source("measurements", spec, gpu_id="h200", measurements=files, calibration=cal)
             ho = regrets(build_table(cands, src, spec, gpu_id="h200"), by_shape(hold), lambda p: True)

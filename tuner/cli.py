@@ -123,7 +123,9 @@ def register(sub) -> None:
                    help="sim: the shape domain to sample (default: a generic N x K grid); measurements: "
                         "restrict the fit to these measured shapes (named set, JSONL or MxNxK list)")
     p.add_argument("--dtype", default="bf16")
-    p.add_argument("--calibration", default="none", help="simulator parameters: none, auto or a JSON file")
+    p.add_argument("--calibration", default="auto",
+                   help="simulator parameters: auto (default: the GPU's shipped calibration, "
+                        "wavesim/data/calibration/, or specs and priors where none ships), none, or a JSON file")
     p.add_argument("--form", default="per-wave", choices=FORMS, help="WaveModel form")
     p.add_argument("--no-prior", action="store_true", help="measurements only, no simulator prior (not advised)")
     p.add_argument("--no-fallback", action="store_true",
