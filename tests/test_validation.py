@@ -206,6 +206,9 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     ref = rep["group_m_reference"]
     assert ref["configs"] == 11 and ref["pairs"] >= 25                                     # 30
     assert ref["simulator_spurious_per_config"] <= ref["sibling_spurious_per_config"] + 0.15  # 0.36 vs 0.50
+    # against one measured pass, the simulator errs about as often as the other pass of the same configs
+    sp = rep["single_pass"]
+    assert sum(sp["simulator"].values()) <= 1.5 * sum(sp["other_pass"].values())         # 11.5 + 7.5 vs 10 + 10
     st = staircase_analysis(spec, load(hold / "m_sweep_holdout.jsonl"), 4608, 3584, load_calibration("auto", "h200"),
                             repeat=load(hold / "m_sweep_holdout_repeat.jsonl"))
     s = st["summary"]["calibrated"]
@@ -214,6 +217,8 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%
     assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 7  # 54/60
     assert s["repeat"]["spurious_in_neither_pass"] <= 11                                  # 10 (25 in lockstep)
+    sp = s["repeat"]["single_pass"]
+    assert sum(sp["simulator"].values()) <= 2.5 * sum(sp["other_pass"].values())         # 11 + 10 vs 5 + 5
     ref = s["repeat"]["group_m_reference"]                                                # 0.45 / 0.36 vs 0.43 / 0.30
     assert ref["simulator_spurious_per_config"] + ref["simulator_missed_per_config"] <= \
         ref["sibling_spurious_per_config"] + ref["sibling_missed_per_config"] + 0.2

@@ -151,6 +151,11 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     ja = s["jump_agreement"]
     assert ja["wave_boundaries"] == len(bounds) and ja["hardware_pass_to_pass"]["median"] < 1e-9
     assert s["group_m_reference"] is None                         # one config: no GROUP_M sibling
+    # against one pass: the simulator's flattened first step is spurious against both passes and the spike
+    # is one pass 2 has that it misses; the other pass misses or adds the spike, half the time each
+    sp = s["single_pass"]
+    assert sp["simulator"] == {"spurious": 1.0, "missed": 0.5}
+    assert sp["other_pass"] == {"spurious": 0.5, "missed": 0.5}
     from validation.staircase import spurious_kind
 
     last = spurious_kind(4, [1, 1, 1, 1, 1.3], ([1, 1, 1, 1.1, 1.12],), [1, 1, 1, 1, 2], 3, 320)  # i at the end

@@ -99,7 +99,10 @@ def _staircase(args: argparse.Namespace) -> int:
                       f"{r['reproducible_steps']} reproducible steps predicted, {r['spurious_in_neither_pass']} "
                       f"predicted jumps in neither pass (the hardware: {r['hardware_one_pass_only']} steps in one "
                       f"pass only)")
-                ja, ref = r["jump_agreement"], r["group_m_reference"]
+                ja, ref, sp = r["jump_agreement"], r["group_m_reference"], r["single_pass"]
+                print(f"  against one pass (mean of either): the simulator {sp['simulator']['spurious']:g} spurious + "
+                      f"{sp['simulator']['missed']:g} missed; the other pass as the prediction "
+                      f"{sp['other_pass']['spurious']:g} + {sp['other_pass']['missed']:g}")
                 if ja["wave_boundaries"]:
                     print(f"  jump size at {ja['wave_boundaries']} wave boundaries: simulated vs measured "
                           f"{ja['simulated_vs_measured']['median']:.1%} median, the hardware's two passes "
