@@ -43,8 +43,7 @@ def main(spaces: list[str]) -> None:
     from tuner.evaluate import layer_folds
     from tuner.space import load_space
     from tuner.tune import build_table, make_source
-    from validation.measurements import load_measurements
-    from validation.measurements import dedupe_latest
+    from validation.measurements import dedupe_latest, load_measurements
     from validation.shapesets import LLM_LAYERS, LLM_M
     from wavesim.calibration import build_dataset, fit, save_calibration
 
