@@ -155,7 +155,13 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     # is one pass 2 has that it misses; the other pass misses or adds the spike, half the time each
     sp = s["single_pass"]
     assert sp["simulator"] == {"spurious": 1.0, "missed": 0.5}
-    assert sp["other_pass"] == {"spurious": 0.5, "missed": 0.5}
+    assert sp["other_pass"] == {"spurious": 0.5, "missed": 0.5} and sp["pairs"] == {"1-2": 1}
+    # a third pass like the first: pairs 1-2 and 2-3 differ by the spike, 1-3 by nothing
+    sp = staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32, repeat=records(again),
+                            more_passes=[records(flat)])["summary"]["specs"]["repeat"]["single_pass"]
+    assert sp["passes"] == 3 and sp["pairs"] == {"1-2": 1, "1-3": 0, "2-3": 1}
+    assert sp["simulator"] == pytest.approx({"spurious": 1.0, "missed": 1 / 3})
+    assert sp["other_pass"] == pytest.approx({"spurious": 1 / 3, "missed": 1 / 3})
     from validation.staircase import spurious_kind
 
     last = spurious_kind(4, [1, 1, 1, 1, 1.3], ([1, 1, 1, 1.1, 1.12],), [1, 1, 1, 1, 2], 3, 320)  # i at the end

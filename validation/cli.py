@@ -82,7 +82,7 @@ def _staircase(args: argparse.Namespace) -> int:
 
     cal = None if args.calibration in (None, "none") else args.calibration
     st = run_staircase(args.gpu, args.measurements, args.out, calibration=cal, dtype=args.dtype,
-                       repeat_paths=args.repeat or ())
+                       repeat_paths=args.repeat or (), more_pass_paths=args.more_passes or ())
     if args.json:
         print(json.dumps({"out": args.out, "summary": st["summary"], "calibration": st["calibration"]}, indent=1))
     else:
@@ -100,9 +100,10 @@ def _staircase(args: argparse.Namespace) -> int:
                       f"predicted jumps in neither pass (the hardware: {r['hardware_one_pass_only']} steps in one "
                       f"pass only)")
                 ja, ref, sp = r["jump_agreement"], r["group_m_reference"], r["single_pass"]
-                print(f"  against one pass (mean of either): the simulator {sp['simulator']['spurious']:g} spurious + "
-                      f"{sp['simulator']['missed']:g} missed; the other pass as the prediction "
-                      f"{sp['other_pass']['spurious']:g} + {sp['other_pass']['missed']:g}")
+                print(f"  against one pass (mean over {sp['passes']}): the simulator {sp['simulator']['spurious']:g} "
+                      f"spurious + {sp['simulator']['missed']:g} missed; another pass as the prediction "
+                      f"{sp['other_pass']['spurious']:g} + {sp['other_pass']['missed']:g} (by pair: "
+                      + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ")")
                 if ja["wave_boundaries"]:
                     print(f"  jump size at {ja['wave_boundaries']} wave boundaries: simulated vs measured "
                           f"{ja['simulated_vs_measured']['median']:.1%} median, the hardware's two passes "
@@ -171,6 +172,9 @@ def register(sub) -> None:
     p.add_argument("--measurements", nargs="+", required=True, help="JSONL files holding an M sweep")
     p.add_argument("--repeat", nargs="+", default=None,
                    help="JSONL files with a second pass of the same sweep: reproducibility figures")
+    p.add_argument("--more-passes", nargs="+", default=None, metavar="FILE",
+                   help="further passes of the sweep, one file each (with --repeat): the one-pass yardstick "
+                        "averages over all passes")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])

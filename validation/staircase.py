@@ -136,14 +136,17 @@ def find_sweeps(measurements, min_points: int = MIN_SWEEP_POINTS) -> list[tuple[
 
 def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: str = "bf16",
                        calibration_label: str = "none", threshold: float = STEP_THRESHOLD,
-                       min_points: int = MIN_SWEEP_POINTS, repeat=None) -> dict[str, Any]:
+                       min_points: int = MIN_SWEEP_POINTS, repeat=None, more_passes=()) -> dict[str, Any]:
     """Per-config staircase figures on the sweep at (N, K); `params` is the calibrated GemmParams (None:
     only specs-only figures are given for both); `repeat`: a second pass of measurements of the sweep
-    (configs measured at every grid point of the first pass get the reproducibility figures)."""
+    (configs measured at every grid point of the first pass get the reproducibility figures);
+    `more_passes`: further passes (one list of measurements each), used by the one-pass yardstick
+    (single_pass_agreement) for configs measured at every grid point in all of them."""
     from wavesim.kernels.gemm import config_occupancy, simulate_config
 
     by_cfg = _series(measurements).get((N, K), {})
     again = _series(repeat).get((N, K), {}) if repeat is not None else {}
+    more = [_series(p).get((N, K), {}) for p in more_passes]
     configs = [c for c, ms in by_cfg.items() if len(ms) >= min_points]
     if not configs:
         raise ValueError(f"no config has an M sweep of >= {min_points} points at N={N}, K={K}")
@@ -176,6 +179,9 @@ def staircase_analysis(spec, measurements, N: int, K: int, params=None, dtype: s
                                "one_pass_only_M": [int(Ms[i]) for i in sorted(either - both)],
                                "median_abs_diff": float(np.median(np.abs(meas2 / meas - 1))),
                                "jump_diff_at_wave_boundaries": [float(abs(j1[i] - j2[i])) for i in boundaries]}
+            if more and all(m in p.get(cfg, {}) for p in more for m in grid):
+                entry["repeat"]["more_passes_steps_M"] = [
+                    [int(Ms[i]) for i in detect_steps(np.array([p[cfg][m] for m in grid]), threshold)] for p in more]
         for name, (sim_s, waves) in sims.items():
             sim = sim_s * 1e3
             psteps = detect_steps(sim, threshold)
@@ -250,19 +256,24 @@ def jump_agreement(configs: list[dict], name: str) -> dict[str, Any]:
 
 def single_pass_agreement(configs: list[dict], name: str) -> dict[str, Any]:
     """The simulator and a re-measurement scored alike against one measured pass: the predicted steps that pass
-    lacks (spurious) and the steps of that pass not predicted (missed), over configs measured twice, averaged
-    over taking either pass as the reference; the other pass of the same config, as the prediction, is what a
-    perfect simulator with the hardware's own timing noise would score (for it spurious = missed = half the
-    steps only one pass shows)."""
+    lacks (spurious) and the steps of that pass not predicted (missed), summed over configs, averaged over
+    taking each pass as the reference; another pass of the same config, as the prediction, is what a perfect
+    simulator with the hardware's own timing noise would score (averaged over pairs of passes, spurious =
+    missed = half the steps only one of the two shows). Uses every pass that all the configs have (two, or
+    more with staircase_analysis's more_passes); `pairs` gives each pair's count of steps only one shows."""
+    n = min(2 + len(c["repeat"].get("more_passes_steps_M", [])) for c in configs)
+    passes = [[set(c["measured_steps_M"]), set(c["repeat"]["steps_M"]),
+               *map(set, c["repeat"].get("more_passes_steps_M", []))][:n] for c in configs]
     sim = [0, 0]
-    for c in configs:
+    for c, ps in zip(configs, passes):
         predicted = set(c[name]["predicted_steps_M"])
-        for ref in (set(c["measured_steps_M"]), set(c["repeat"]["steps_M"])):
+        for ref in ps:
             sim[0] += len(predicted - ref)
             sim[1] += len(ref - predicted)
-    other = sum(len(c["repeat"]["one_pass_only_M"]) for c in configs) / 2
-    return {"simulator": {"spurious": sim[0] / 2, "missed": sim[1] / 2},
-            "other_pass": {"spurious": other, "missed": other}}
+    pairs = {f"{i + 1}-{j + 1}": sum(len(ps[i] ^ ps[j]) for ps in passes) for i in range(n) for j in range(i + 1, n)}
+    other = sum(pairs.values()) / len(pairs) / 2
+    return {"passes": n, "simulator": {"spurious": sim[0] / n, "missed": sim[1] / n},
+            "other_pass": {"spurious": other, "missed": other}, "pairs": pairs}
 
 
 def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
@@ -415,11 +426,11 @@ def staircase_markdown(st: dict[str, Any]) -> str:
                          f"{r['spurious_in_neither_pass']} predicted jumps that neither pass shows ("
                          + ", ".join(f"{k}: {v}" for k, v in r["spurious_by_kind"].items()) + ").")
             ja, ref, sp = r["jump_agreement"], r["group_m_reference"], r["single_pass"]
-            lines.append(f"  - against one measured pass (either; mean of the two): the simulator's steps miss "
-                         f"{sp['simulator']['missed']:g} of its steps and add {sp['simulator']['spurious']:g}; the "
-                         f"other pass of the same configs, as the prediction, misses {sp['other_pass']['missed']:g} "
-                         f"and adds {sp['other_pass']['spurious']:g} (the hardware's own timing noise at the 15% "
-                         f"threshold).")
+            lines.append(f"  - against one measured pass (each of {sp['passes']}; mean): the simulator's steps miss "
+                         f"{sp['simulator']['missed']:g} of its steps and add {sp['simulator']['spurious']:g}; "
+                         f"another pass of the same configs, as the prediction, misses {sp['other_pass']['missed']:g} "
+                         f"and adds as many (the hardware's own timing noise at the 15% threshold; steps only one of "
+                         f"two passes shows, by pair: " + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ").")
             if ja["wave_boundaries"]:
                 sim, hw = ja["simulated_vs_measured"], ja["hardware_pass_to_pass"]
                 lines.append(f"  - step sizes, threshold-free: at the {ja['wave_boundaries']} wave boundaries of the "
@@ -465,7 +476,8 @@ def _ms(xs: list[int]) -> str:
 
 
 def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, calibration: str | None = "auto",
-                  dtype: str = "bf16", repeat_paths: Sequence[str | Path] = ()) -> dict[str, Any]:
+                  dtype: str = "bf16", repeat_paths: Sequence[str | Path] = (),
+                  more_pass_paths: Sequence[str | Path] = ()) -> dict[str, Any]:
     """The `wavetune staircase` command's work: analysis + plots + staircase.json + STAIRCASE.md."""
     import json
 
@@ -496,7 +508,12 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
     repeat = None
     if repeat_paths:
         repeat = [m for m in dedupe_latest(load_measurements(repeat_paths, gpu=spec.id)) if m.problem.dtype == dtype]
-    st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label, repeat=repeat)
+    if more_pass_paths and not repeat_paths:
+        raise ValueError("more passes need a second pass first: give --repeat FILE as well")
+    more = [[m for m in dedupe_latest(load_measurements([p], gpu=spec.id)) if m.problem.dtype == dtype]
+            for p in more_pass_paths]
+    st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label, repeat=repeat,
+                            more_passes=more)
     # the de-synchronisation rate these measurements imply for this model (the one it uses: model_desync_rate)
     from wavesim.kernels.gemm import GemmParams
 
