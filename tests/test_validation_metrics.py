@@ -160,6 +160,7 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     sp = staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32, repeat=records(again),
                             more_passes=[records(flat)])["summary"]["specs"]["repeat"]["single_pass"]
     assert sp["passes"] == 3 and sp["pairs"] == {"1-2": 1, "1-3": 0, "2-3": 1}
+    assert (sp["steps_in_every_pass"], sp["missed_of_them"], sp["predicted_in_no_pass"]) == (len(later), 0, 1)
     assert sp["simulator"] == pytest.approx({"spurious": 1.0, "missed": 1 / 3})
     assert sp["other_pass"] == pytest.approx({"spurious": 1 / 3, "missed": 1 / 3})
     from validation.staircase import spurious_kind

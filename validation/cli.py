@@ -104,6 +104,10 @@ def _staircase(args: argparse.Namespace) -> int:
                       f"spurious + {sp['simulator']['missed']:g} missed; another pass as the prediction "
                       f"{sp['other_pass']['spurious']:g} + {sp['other_pass']['missed']:g} (by pair: "
                       + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ")")
+                if sp["passes"] > 2:
+                    print(f"  over all {sp['passes']} passes: {sp['steps_in_every_pass'] - sp['missed_of_them']}/"
+                          f"{sp['steps_in_every_pass']} steps every pass shows predicted, "
+                          f"{sp['predicted_in_no_pass']} predicted jumps in no pass")
                 if ja["wave_boundaries"]:
                     print(f"  jump size at {ja['wave_boundaries']} wave boundaries: simulated vs measured "
                           f"{ja['simulated_vs_measured']['median']:.1%} median, the hardware's two passes "

@@ -272,8 +272,14 @@ def single_pass_agreement(configs: list[dict], name: str) -> dict[str, Any]:
             sim[1] += len(ref - predicted)
     pairs = {f"{i + 1}-{j + 1}": sum(len(ps[i] ^ ps[j]) for ps in passes) for i in range(n) for j in range(i + 1, n)}
     other = sum(pairs.values()) / len(pairs) / 2
+    every = [set.intersection(*ps) for ps in passes]
     return {"passes": n, "simulator": {"spurious": sim[0] / n, "missed": sim[1] / n},
-            "other_pass": {"spurious": other, "missed": other}, "pairs": pairs}
+            "other_pass": {"spurious": other, "missed": other}, "pairs": pairs,
+            # the two-pass figures over all the passes: steps every pass shows, and predicted jumps none shows
+            "steps_in_every_pass": sum(map(len, every)),
+            "missed_of_them": sum(len(e - set(c[name]["predicted_steps_M"])) for c, e in zip(configs, every)),
+            "predicted_in_no_pass": sum(len(set(c[name]["predicted_steps_M"]) - set.union(*ps))
+                                        for c, ps in zip(configs, passes))}
 
 
 def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
@@ -431,6 +437,10 @@ def staircase_markdown(st: dict[str, Any]) -> str:
                          f"another pass of the same configs, as the prediction, misses {sp['other_pass']['missed']:g} "
                          f"and adds as many (the hardware's own timing noise at the 15% threshold; steps only one of "
                          f"two passes shows, by pair: " + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ").")
+            if sp["passes"] > 2:
+                lines.append(f"  - over all {sp['passes']} passes: {sp['steps_in_every_pass']} steps every pass shows, "
+                             f"{sp['steps_in_every_pass'] - sp['missed_of_them']} of them predicted at the same M; "
+                             f"{sp['predicted_in_no_pass']} predicted jumps that no pass shows.")
             if ja["wave_boundaries"]:
                 sim, hw = ja["simulated_vs_measured"], ja["hardware_pass_to_pass"]
                 lines.append(f"  - step sizes, threshold-free: at the {ja['wave_boundaries']} wave boundaries of the "
