@@ -264,22 +264,18 @@ def single_pass_agreement(configs: list[dict], name: str) -> dict[str, Any]:
     n = min(2 + len(c["repeat"].get("more_passes_steps_M", [])) for c in configs)
     passes = [[set(c["measured_steps_M"]), set(c["repeat"]["steps_M"]),
                *map(set, c["repeat"].get("more_passes_steps_M", []))][:n] for c in configs]
-    sim = [0, 0]
-    for c, ps in zip(configs, passes):
-        predicted = set(c[name]["predicted_steps_M"])
-        for ref in ps:
-            sim[0] += len(predicted - ref)
-            sim[1] += len(ref - predicted)
+    predicted = [set(c[name]["predicted_steps_M"]) for c in configs]
+    spurious = sum(len(pr - ref) for pr, ps in zip(predicted, passes) for ref in ps)
+    missed = sum(len(ref - pr) for pr, ps in zip(predicted, passes) for ref in ps)
     pairs = {f"{i + 1}-{j + 1}": sum(len(ps[i] ^ ps[j]) for ps in passes) for i in range(n) for j in range(i + 1, n)}
     other = sum(pairs.values()) / len(pairs) / 2
     every = [set.intersection(*ps) for ps in passes]
-    return {"passes": n, "simulator": {"spurious": sim[0] / n, "missed": sim[1] / n},
+    return {"passes": n, "simulator": {"spurious": spurious / n, "missed": missed / n},
             "other_pass": {"spurious": other, "missed": other}, "pairs": pairs,
             # the two-pass figures over all the passes: steps every pass shows, and predicted jumps none shows
             "steps_in_every_pass": sum(map(len, every)),
-            "missed_of_them": sum(len(e - set(c[name]["predicted_steps_M"])) for c, e in zip(configs, every)),
-            "predicted_in_no_pass": sum(len(set(c[name]["predicted_steps_M"]) - set.union(*ps))
-                                        for c, ps in zip(configs, passes))}
+            "missed_of_them": sum(len(e - pr) for pr, e in zip(predicted, every)),
+            "predicted_in_no_pass": sum(len(pr - set.union(*ps)) for pr, ps in zip(predicted, passes))}
 
 
 def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
