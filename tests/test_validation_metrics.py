@@ -163,6 +163,10 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     assert (sp["steps_in_every_pass"], sp["missed_of_them"], sp["predicted_in_no_pass"]) == (len(later), 0, 1)
     assert sp["simulator"] == pytest.approx({"spurious": 1.0, "missed": 1 / 3})
     assert sp["other_pass"] == pytest.approx({"spurious": 1 / 3, "missed": 1 / 3})
+    # the mean of the other two passes halves the spike (a 14% jump, under the threshold): it misses the spike
+    # against pass 2 only, and adds nothing
+    assert sp["mean_of_other_passes"] == pytest.approx({"spurious": 0.0, "missed": 1 / 3})
+    assert "mean_of_other_passes" not in s["single_pass"]          # two passes: it would be the other pass
     from validation.staircase import spurious_kind
 
     last = spurious_kind(4, [1, 1, 1, 1, 1.3], ([1, 1, 1, 1.1, 1.12],), [1, 1, 1, 1, 2], 3, 320)  # i at the end

@@ -102,9 +102,12 @@ def _staircase(args: argparse.Namespace) -> int:
                 ja, ref, sp = r["jump_agreement"], r["group_m_reference"], r["single_pass"]
                 print(f"  against one pass (mean over {sp['passes']}): the simulator {sp['simulator']['spurious']:g} "
                       f"spurious + {sp['simulator']['missed']:g} missed; another pass as the prediction "
-                      f"{sp['other_pass']['spurious']:g} + {sp['other_pass']['missed']:g} (by pair: "
+                      f"{sp['other_pass']['spurious']:.3g} + {sp['other_pass']['missed']:.3g} (by pair: "
                       + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ")")
                 if sp["passes"] > 2:
+                    mo = sp["mean_of_other_passes"]
+                    print(f"  the mean of the other {sp['passes'] - 1} passes as the prediction: "
+                          f"{mo['spurious']:g} spurious + {mo['missed']:g} missed")
                     print(f"  over all {sp['passes']} passes: {sp['steps_in_every_pass'] - sp['missed_of_them']}/"
                           f"{sp['steps_in_every_pass']} steps every pass shows predicted, "
                           f"{sp['predicted_in_no_pass']} predicted jumps in no pass")
