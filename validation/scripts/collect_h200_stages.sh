@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session-9 H200 collection (GPU machine, repository root; $OUT receives copies): the pipeline-depth study.
+# 20 configs that differ only in num_stages within five tile families (validation/data/h200/stages/configs.jsonl;
+# 128x64x32 s2-s4 share 4 CTAs/SM, 128x128x64 s2-s3 share 2, 128x256x64 s2-s4 share 1), on a layer no earlier
+# file has (phi-3-mini's o_proj, N = K = 3072), M = 64..4096 in steps of 64, twice. It asks
+# how a lone CTA's K step and the cost of co-resident CTAs change with the stages in flight, which the
+# model's t_lat = (latency + transfer + math) / (num_stages - 1) fixes (wavesim/kernels/gemm.py). Not
+# calibration data. The profiler resumes: run again to finish a pass.
+# usage: BUDGET=seconds bash validation/scripts/collect_h200_stages.sh
+DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
+F=validation/data/h200/stages; mkdir -p $F
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_stages.txt"
+S=$(python3 -c "print(','.join(f'{m}x3072x3072' for m in range(64, 4097, 64)))")
+C="--gpu h200 --configs $F/configs.jsonl --no-cublas --shapes $S"
+python3 -m validation.cli profile $C --out $F/stages.jsonl --budget-s $(( $(left) / 2 - 5 ))
+python3 -m validation.cli profile $C --out $F/stages_repeat.jsonl --budget-s $(( $(left) - 10 ))
+cp $F/stages*.jsonl "$OUT/" 2>/dev/null
+ls -la "$OUT"
