@@ -203,3 +203,17 @@ def test_group_m_sibling_yardstick_scores_measured_curves_like_the_simulator():
     assert ref["sibling_jump_diff_at_wave_boundaries"]["median"] == pytest.approx(float(np.median(diffs)))
     assert ref["simulator_jump_error_at_wave_boundaries"]["median"] == pytest.approx(0.02)
     assert group_m_reference([other], "calibrated") is None
+
+
+def test_load_shapes_reads_long_comma_lists_named_sets_and_rejects_the_rest(tmp_path):
+    from validation.shapesets import load_shapes
+
+    text = ",".join(f"{m}x3072x3072" for m in range(64, 4097, 64))   # longer than a file name may be
+    shapes = load_shapes(text)
+    assert [s.M for s in shapes] == list(range(64, 4097, 64)) and {(s.N, s.K) for s in shapes} == {(3072, 3072)}
+    assert len(load_shapes("m-sweep")) > 100
+    f = tmp_path / "shapes.jsonl"
+    f.write_text('{"M": 8, "N": 16, "K": 32}\n')
+    assert [(s.M, s.N, s.K) for s in load_shapes(str(f))] == [(8, 16, 32)]
+    with pytest.raises(ValueError, match="not a file, not MxNxK and not a named set"):
+        load_shapes("no-such-set")

@@ -132,7 +132,7 @@ def parse_shape(text: str, dtype: str) -> GemmProblem:
 def load_shapes(spec: str, dtype: str = "bf16") -> list[GemmProblem]:
     """Named sets ('+'-joined), a JSONL file of {M, N, K[, dtype]} objects, or a comma list of MxNxK."""
     p = Path(spec)
-    if p.exists():
+    if "," not in spec and p.exists():   # a long comma list is no path (stat would fail: name too long)
         return [GemmProblem.from_record({"dtype": dtype, **r}, f"{p}:{i}") for i, r in enumerate(read_jsonl_file(p), 1)]
     out: list[GemmProblem] = []
     for part in spec.split("+") if "x" not in spec else [spec]:
