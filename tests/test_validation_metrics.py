@@ -1,6 +1,7 @@
 """Metric functions of the validation suite and the staircase analysis, on tiny inputs with known answers."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -217,3 +218,11 @@ def test_load_shapes_reads_long_comma_lists_named_sets_and_rejects_the_rest(tmp_
     assert [(s.M, s.N, s.K) for s in load_shapes(str(f))] == [(8, 16, 32)]
     with pytest.raises(ValueError, match="not a file, not MxNxK and not a named set"):
         load_shapes("no-such-set")
+
+
+def test_load_measurements_takes_one_path_or_many():
+    from validation.measurements import load_measurements
+
+    f = Path(__file__).resolve().parent.parent / "validation" / "data" / "h200" / "stages" / "stages.jsonl"
+    one = load_measurements(str(f), gpu="h200")                    # a str is one file, not its characters
+    assert len(one) == 1280 and load_measurements([f], gpu="h200") == one == load_measurements(f, gpu="h200")

@@ -80,6 +80,8 @@ def load_measurements(paths: Iterable[str | Path], *, gpu: str | None = None, ke
     """Load and validate measurement files. Errors name the file and line; with strict=False a bad
     line is skipped (the profiler uses that on its own partially written output)."""
     out: list[Measurement] = []
+    if isinstance(paths, (str, Path)):   # one path, not an iterable of its characters
+        paths = [paths]
     for path in paths:
         p = Path(path)
         if not p.exists():
