@@ -75,7 +75,7 @@ def parse_record(rec: dict[str, Any], where: str) -> Measurement:
     return Measurement(rec["gpu"], rec["kernel"], backend, problem, config, rec["status"], ms, rec)
 
 
-def load_measurements(paths: Iterable[str | Path], *, gpu: str | None = None, kernel: str = "gemm",
+def load_measurements(paths: str | Path | Iterable[str | Path], *, gpu: str | None = None, kernel: str = "gemm",
                       backend: str | None = "triton", strict: bool = True) -> list[Measurement]:
     """Load and validate measurement files. Errors name the file and line; with strict=False a bad
     line is skipped (the profiler uses that on its own partially written output)."""

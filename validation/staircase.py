@@ -446,8 +446,8 @@ def staircase_markdown(st: dict[str, Any]) -> str:
             ja, ref, sp = r["jump_agreement"], r["group_m_reference"], r["single_pass"]
             lines.append(f"  - against one measured pass (each of {sp['passes']}; mean): the simulator's steps miss "
                          f"{sp['simulator']['missed']:g} of its steps and add {sp['simulator']['spurious']:g}; "
-                         f"another pass of the same configs, as the prediction, misses {sp['other_pass']['missed']:.3g} "
-                         f"and adds as many (the hardware's own timing noise at the 15% threshold; steps only one of "
+                         f"another pass of the same configs, as the prediction, misses "
+                         f"{sp['other_pass']['missed']:.3g} and adds as many (the hardware's own timing noise at the 15% threshold; steps only one of "
                          f"two passes shows, by pair: " + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ").")
             if sp["passes"] > 2:
                 mo = sp["mean_of_other_passes"]
