@@ -156,6 +156,8 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     # is one pass 2 has that it misses; the other pass misses or adds the spike, half the time each
     sp = s["single_pass"]
     assert sp["simulator"] == {"spurious": 1.0, "missed": 0.5}
+    assert sp["simulator_by_place"] == {"boundary into wave 2, 1-2 CTAs/SM": {"spurious": 1.0, "missed": 0.0},
+                                        "inside a later wave, 1-2 CTAs/SM": {"spurious": 0.0, "missed": 0.5}}
     assert sp["other_pass"] == {"spurious": 0.5, "missed": 0.5} and sp["pairs"] == {"1-2": 1}
     # a third pass like the first: pairs 1-2 and 2-3 differ by the spike, 1-3 by nothing
     sp = staircase_analysis(spec, records(flat), 4096, 4096, None, min_points=32, repeat=records(again),
@@ -167,6 +169,8 @@ def test_staircase_second_pass_separates_hardware_noise_from_model_errors():
     # the mean of the other two passes halves the spike (a 14% jump, under the threshold): it misses the spike
     # against pass 2 only, and adds nothing
     assert sp["mean_of_other_passes"] == pytest.approx({"spurious": 0.0, "missed": 1 / 3})
+    (place, errs), = sp["mean_of_other_passes_by_place"].items()       # the spike, missed against pass 2
+    assert place == "inside a later wave, 1-2 CTAs/SM" and errs == pytest.approx({"spurious": 0.0, "missed": 1 / 3})
     assert "mean_of_other_passes" not in s["single_pass"]          # two passes: it would be the other pass
     from validation.staircase import spurious_kind
 
@@ -226,3 +230,14 @@ def test_load_measurements_takes_one_path_or_many():
     f = Path(__file__).resolve().parent.parent / "validation" / "data" / "h200" / "stages" / "stages.jsonl"
     one = load_measurements(str(f), gpu="h200")                    # a str is one file, not its characters
     assert len(one) == 1280 and load_measurements([f], gpu="h200") == one == load_measurements(f, gpu="h200")
+
+
+def test_step_place_names_where_a_step_sits_in_the_wave_structure():
+    from validation.staircase import step_place
+
+    waves = [1, 1, 2, 2, 3, 4, 5, 6, 6]
+    assert step_place(waves, 1, 2) == "inside the first wave, 1-2 CTAs/SM"
+    assert step_place(waves, 2, 3) == "boundary into wave 2, 3+ CTAs/SM"
+    assert step_place(waves, 3, 8) == "inside a later wave, 3+ CTAs/SM"
+    assert [step_place(waves, i, 1).split(",")[0] for i in (4, 5, 6, 7)] == [
+        "boundary into wave 3", "boundary into wave 4-5", "boundary into wave 4-5", "boundary into wave 6+"]

@@ -91,6 +91,16 @@ def spurious_counts(kinds: list[dict]) -> dict[str, int]:
     return out
 
 
+def step_place(waves: Sequence[int], i: int, ctas_per_sm: int) -> str:
+    """Where grid point i (>= 1) sits in the wave structure, for tallying step errors: inside the first wave,
+    inside a later wave (a partial wave gaining CTAs per SM), or at the boundary into wave 2, 3, 4-5 or 6+;
+    and at 1-2 or 3+ CTAs/SM."""
+    w0, w1 = int(waves[i - 1]), int(waves[i])
+    where = ("inside the first wave" if w1 == 1 else "inside a later wave") if w1 == w0 else \
+        f"boundary into wave {w1 if w1 <= 3 else '4-5' if w1 <= 5 else '6+'}"
+    return f"{where}, {'1-2' if ctas_per_sm <= 2 else '3+'} CTAs/SM"
+
+
 def scaled_error(sim: Sequence[float], meas: Sequence[float]) -> tuple[float, float]:
     """(median |s*sim/meas - 1|, s) with s = geomean(meas / sim)."""
     sim = np.asarray(sim, dtype=np.float64)
@@ -273,10 +283,27 @@ def single_pass_agreement(configs: list[dict], name: str, threshold: float = STE
     predicted = [set(c[name]["predicted_steps_M"]) for c in configs]
     spurious = sum(len(pr - ref) for pr, ps in zip(predicted, passes) for ref in ps)
     missed = sum(len(ref - pr) for pr, ps in zip(predicted, passes) for ref in ps)
+
+    def tally(by_place: dict, c: dict, pr: set, ref: set) -> None:
+        """Add one (prediction, reference pass) pair's errors, by where they sit, weighted 1 / n."""
+        for kind, ms in (("spurious", pr - ref), ("missed", ref - pr)):
+            for m in ms:
+                place = step_place(c[name]["waves"], c["M"].index(m), c["ctas_per_sm"])
+                d = by_place.setdefault(place, {"spurious": 0.0, "missed": 0.0})
+                d[kind] += 1 / n
+
+    def ranked(by_place: dict) -> dict:
+        return dict(sorted(by_place.items(), key=lambda kv: -sum(kv[1].values())))
+
+    by_place: dict[str, dict[str, float]] = {}
+    for c, pr, ps in zip(configs, predicted, passes):
+        for ref in ps:
+            tally(by_place, c, pr, ref)
     pairs = {f"{i + 1}-{j + 1}": sum(len(ps[i] ^ ps[j]) for ps in passes) for i in range(n) for j in range(i + 1, n)}
     other = sum(pairs.values()) / len(pairs) / 2
     every = [set.intersection(*ps) for ps in passes]
     out = {"passes": n, "simulator": {"spurious": spurious / n, "missed": missed / n},
+           "simulator_by_place": ranked(by_place),
            "other_pass": {"spurious": other, "missed": other}, "pairs": pairs,
            # the two-pass figures over all the passes: steps every pass shows, and predicted jumps none shows
            "steps_in_every_pass": sum(map(len, every)),
@@ -284,13 +311,16 @@ def single_pass_agreement(configs: list[dict], name: str, threshold: float = STE
            "predicted_in_no_pass": sum(len(pr - set.union(*ps)) for pr, ps in zip(predicted, passes))}
     if n >= 3:
         spur = miss = 0
+        near_best: dict[str, dict[str, float]] = {}
         for c, ps in zip(configs, passes):
             logs = np.log([c["measured_ms"], c["repeat"]["measured_ms"], *c["repeat"]["more_passes_ms"]][:n])
             for p, ref in enumerate(ps):
                 mean = np.exp(np.delete(logs, p, axis=0).mean(axis=0))
                 pr = {c["M"][i] for i in detect_steps(mean, threshold)}
                 spur, miss = spur + len(pr - ref), miss + len(ref - pr)
+                tally(near_best, c, pr, ref)
         out["mean_of_other_passes"] = {"spurious": spur / n, "missed": miss / n}
+        out["mean_of_other_passes_by_place"] = ranked(near_best)
     return out
 
 
@@ -447,8 +477,15 @@ def staircase_markdown(st: dict[str, Any]) -> str:
             lines.append(f"  - against one measured pass (each of {sp['passes']}; mean): the simulator's steps miss "
                          f"{sp['simulator']['missed']:g} of its steps and add {sp['simulator']['spurious']:g}; "
                          f"another pass of the same configs, as the prediction, misses "
-                         f"{sp['other_pass']['missed']:.3g} and adds as many (the hardware's own timing noise at the 15% threshold; steps only one of "
-                         f"two passes shows, by pair: " + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ").")
+                         f"{sp['other_pass']['missed']:.3g} and adds as many (the hardware's own timing noise at the "
+                         f"15% threshold; steps only one of two passes shows, by pair: "
+                         + ", ".join(f"{k}: {v}" for k, v in sp["pairs"].items()) + ").")
+            near = sp.get("mean_of_other_passes_by_place", {})
+            top = list(sp["simulator_by_place"].items())[:4]
+            lines.append("  - where the simulator's errors against one pass sit (spurious + missed, mean over the "
+                         "passes" + ("; the mean of the other passes' in brackets" if near else "") + "): " + "; ".join(
+                             f"{k}: {v['spurious']:g} + {v['missed']:g}"
+                             + (f" ({sum(near.get(k, {}).values()):g})" if near else "") for k, v in top) + ".")
             if sp["passes"] > 2:
                 mo = sp["mean_of_other_passes"]
                 lines.append(f"  - the mean of the other {sp['passes'] - 1} passes, as the prediction (close to the "
