@@ -38,7 +38,8 @@ SCHEMA = 1
 # the loss that least squares cannot follow).
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
-                "launch_overhead_s", "l2_port_ratio")
+                "launch_overhead_s", "l2_port_ratio", "wgmma_k16_chain_cycles", "mma_v2_k16_chain_cycles",
+                "mma_in_load_chain")
 
 # (low, high) bounds of each parameter during fitting: physically plausible ranges, wide on purpose.
 BOUNDS = {
@@ -53,6 +54,9 @@ BOUNDS = {
     "dram_efficiency": (0.3, 1.0),
     "dram_segment_half_bytes": (1.0, 1024.0),
     "k_step_overhead_cycles": (1.0, 2000.0),
+    "wgmma_k16_chain_cycles": (1.0, 500.0),
+    "mma_v2_k16_chain_cycles": (1.0, 500.0),
+    "mma_in_load_chain": (0.01, 1.0),
     "cta_overhead_cycles": (10.0, 20000.0),
     "launch_overhead_s": (1e-7, 3e-5),
     "l2_fit_fraction": (0.05, 2.0),

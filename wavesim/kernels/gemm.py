@@ -8,8 +8,12 @@ Per CTA the model gives the engines (wavesim.engine):
   t_port  = (BM+BN)*BK*elem / (L2 B/clk/SM * port ratio * clock)  one K step's operand loads through the SM's
             fill port
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
-  t_lat   = (avg load latency + t_port + t_math) / (num_stages - 1)   a CTA alone needs at least this per step:
-            num_stages - 1 smem stages are in flight, and a stage is refilled only after its MMA is done.
+  t_lat   = (avg load latency + t_port + chi * t_math) / (num_stages - 1) + BLOCK_K / 16 * k16 chain
+            a CTA alone needs at least this per step: num_stages - 1 smem stages are in flight, and a stage
+            is refilled only after its MMA is done (chi, mma_in_load_chain: the share of that MMA the chain
+            waits for; the next loads go out while the current MMA runs); and a step's MMAs accumulate one
+            k16 slice after another, a dependent chain that no stage hides (wgmma_k16_chain_cycles,
+            mma_v2_k16_chain_cycles).
             The load latency is DRAM's for the share of reads that wait on DRAM: the launch's miss share
             times the CTAs of a wave that read each tile at the same K step (they all wait on its first
             miss), capped at 1; L2's for the rest
@@ -74,6 +78,9 @@ class GemmParams:
     dram_efficiency: float
     dram_segment_half_bytes: float
     k_step_overhead_cycles: float
+    mma_in_load_chain: float
+    wgmma_k16_chain_cycles: float
+    mma_v2_k16_chain_cycles: float
     cta_overhead_cycles: float
     launch_overhead_s: float
     l2_fit_fraction: float
@@ -259,8 +266,13 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     dram_wait = np.minimum(1.0, miss * concurrent_readers(b))
     lat_cycles = dram_wait * p.dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
     # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
-    # stages in flight cycles through load latency + transfer + math (Little's law on the buffers).
-    t_lat = (lat_cycles / clock + t_port + t_math) / np.maximum(b.stages - 1, 1)
+    # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
+    # buffers; the share: mma_in_load_chain).
+    t_lat = (lat_cycles / clock + t_port + p.mma_in_load_chain * t_math) / np.maximum(b.stages - 1, 1)
+    # Each K step's MMAs accumulate into the same registers, one k16 slice after another: a dependent chain of
+    # BLOCK_K / 16 instructions that no stage in flight hides (measured: validation/data/h200/stages/).
+    k16_chain = np.where(b.wgmma, p.wgmma_k16_chain_cycles, p.mma_v2_k16_chain_cycles)
+    t_lat = t_lat + b.bk / 16 * k16_chain / clock
     # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
     single_row_Bps = p.single_row_l2_fraction * l2_Bps * spec.sm_count
     t_lat = t_lat + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
