@@ -343,3 +343,34 @@ def test_pipeline_depth_of_lone_ctas_matches_the_stage_study():
         assert abs(np.log((s_lo / s_hi) / (m_lo / m_hi))) < 0.1, (tile, s_lo / s_hi, m_lo / m_hi)
         checked += 1
     assert checked == 4
+
+
+def test_small_m_tiles_match_the_small_m_study():
+    """Session 9's small-M study (validation/data/h200/stages/stages_smallm*, N = K = 3072, never fitted): 16- and
+    32-row mma.sync tiles against 64-row wgmma ones at M = 16..128. A step's MMAs form a dependent chain of
+    BLOCK_K / 16 slices (wgmma_k16_chain_cycles, mma_v2_k16_chain_cycles); without it the model had the
+    16-row tile faster at M = 32 (0.96x the 64-row one, measured 1.06x) and a median |log error| of 0.070."""
+    import hwspecs
+    from validation.measurements import dedupe_latest, load_measurements
+    from validation.staircase import _series
+    from wavesim.calibration import load_calibration
+    from wavesim.kernels.gemm import simulate_config
+    from wavetune.config import LaunchConfig
+
+    spec, params = hwspecs.load_gpu("h200"), load_calibration("auto", "h200")
+    stages = DATA.parent / "stages"
+    passes = [_series(dedupe_latest(load_measurements(stages / f, gpu="h200")))[(3072, 3072)]
+              for f in ("stages_smallm.jsonl", "stages_smallm_repeat.jsonl")]
+    errs = []
+    for cfg in passes[0]:
+        Ms = sorted(passes[0][cfg])[:8]                                   # M = 16..128
+        meas = np.median([[p[cfg][m] for m in Ms] for p in passes], axis=0)
+        sim = simulate_config(spec, cfg, np.array(Ms, dtype=float), 3072, 3072, "bf16", params)[0] * 1e3
+        errs.append(abs(float(np.median(np.log(sim / meas)))))
+    assert len(errs) == 19 and np.median(errs) <= 0.05 and max(errs) <= 0.25        # 0.037, 0.162
+    narrow, wide = LaunchConfig.from_key("16x32x128_g8_w4_s3"), LaunchConfig.from_key("64x32x128_g8_w4_s3")
+    for M in (32, 48, 64):                                                # measured 1.06, 1.11, 1.11
+        meas = np.median([p[narrow][M] / p[wide][M] for p in passes])
+        sim = (simulate_config(spec, narrow, [M], 3072, 3072, "bf16", params)[0][0]
+               / simulate_config(spec, wide, [M], 3072, 3072, "bf16", params)[0][0])
+        assert sim > 1.0 and abs(np.log(sim / meas)) < 0.04, (M, sim, meas)   # 1.07, 1.11, 1.13
