@@ -3,7 +3,7 @@
 1. the GPU's sourced spec and the occupancy of the config space (real resource numbers);
 2. a WaveTune dual table fitted on the simulator alone (specs and priors by default, so that its scores on
    the shipped measurements are out of sample: the shipped calibration was fitted on them. On held-out LLM
-   layers a table on the priors scores 1.033, one on a simulator calibrated on the other layers 1.031,
+   layers a table on the priors scores 1.032, one on a simulator calibrated on the other layers 1.024,
    tuner/README.md);
 3. a config per LLM shape chosen from the table in microseconds;
 4. where measurements of that GPU ship (validation/data/<gpu>/), the measured time of each choice against
