@@ -199,19 +199,19 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
     rep = st["summary"]["calibrated"]["repeat"]
     assert rep["configs"] == 17 and rep["reproducible_steps"] >= 45                        # 51
     assert rep["missed_reproducible"] == 0                                                # every one predicted
-    assert rep["spurious_in_neither_pass"] <= 13                                          # 9 (28 in lockstep)
+    assert rep["spurious_in_neither_pass"] <= 13                                          # 10 (28 in lockstep)
     assert rep["hardware_one_pass_only"] >= 10                                            # 20: timing noise
-    assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 8                   # 3 (2 in lockstep)
+    assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 8                   # 1 (2 in lockstep)
     # threshold-free: jump sizes at the wave boundaries, and the GROUP_M-sibling yardstick on the same configs
     assert rep["jump_agreement"]["wave_boundaries"] >= 150                                 # 162
     assert rep["jump_agreement"]["simulated_vs_measured"]["median"] <= 0.03                # 2.5% (hardware 1.4%)
     ref = rep["group_m_reference"]
     assert ref["configs"] == 11 and ref["pairs"] >= 25                                     # 30
-    assert ref["simulator_spurious_per_config"] <= ref["sibling_spurious_per_config"] + 0.15  # 0.36 vs 0.50
+    assert ref["simulator_spurious_per_config"] <= ref["sibling_spurious_per_config"] + 0.15  # 0.55 vs 0.50
     # against one measured pass, the simulator errs about as often as the other pass of the same configs
     sp = rep["single_pass"]
     assert sp["passes"] == 4                                                              # two more passes
-    assert sum(sp["simulator"].values()) <= 1.3 * sum(sp["other_pass"].values())         # 11.75 + 9 vs 19.2
+    assert sum(sp["simulator"].values()) <= 1.3 * sum(sp["other_pass"].values())         # 13 + 8.25 vs 19.2
     # the mean of the other three passes is close to the true curve: fewer errors than any one pass makes
     best = sum(sp["mean_of_other_passes"].values())                                       # 3.75 + 9.75
     assert best < sum(sp["other_pass"].values()) and sum(sp["simulator"].values()) <= 1.8 * best
@@ -219,12 +219,12 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
                             repeat=load(hold / "m_sweep_holdout_repeat.jsonl"))
     s = st["summary"]["calibrated"]
     assert s["measured_steps"] >= 55 and s["hit"] >= s["measured_steps"] - 12             # 54/65
-    assert s["spurious"] <= 14                                                            # 12
-    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.9%
+    assert s["spurious"] <= 14                                                            # 10
+    assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.6%
     assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 7  # 54/60
-    assert s["repeat"]["spurious_in_neither_pass"] <= 11                                  # 10 (25 in lockstep)
+    assert s["repeat"]["spurious_in_neither_pass"] <= 11                                  # 8 (25 in lockstep)
     sp = s["repeat"]["single_pass"]
-    assert sum(sp["simulator"].values()) <= 2.5 * sum(sp["other_pass"].values())         # 11 + 10 vs 5 + 5
+    assert sum(sp["simulator"].values()) <= 2.5 * sum(sp["other_pass"].values())         # 9 + 10 vs 5 + 5
     ref = s["repeat"]["group_m_reference"]                                                # 0.45 / 0.36 vs 0.43 / 0.30
     assert ref["simulator_spurious_per_config"] + ref["simulator_missed_per_config"] <= \
         ref["sibling_spurious_per_config"] + ref["sibling_missed_per_config"] + 0.2
