@@ -355,27 +355,30 @@ def test_closed_form_edge_cases(kw, G):
         assert_same(ref, run(wl, engine=engine, trace=True), 1e-12)
 
 
-def test_desync_softens_only_later_partial_waves_of_3_plus_ctas_per_sm():
-    """desync_rate (closed form only): after n_full >= 2 full waves at 3+ CTAs/SM the partial wave takes
+def test_desync_softens_only_later_partial_waves_of_2_plus_ctas_per_sm():
+    """desync_rate (closed form only): after n_full >= 2 full waves at 2+ CTAs/SM the partial wave takes
     (1 - phi) of its lockstep time + phi R/W of a full wave, phi = 1 - exp(-rate (n_full - 1)); the first two
-    bands and 1-2 CTAs/SM are lockstep; the makespan still grows with the grid; event engines refuse it."""
+    bands and 1 CTA/SM are lockstep; the makespan still grows with the grid; event engines refuse it."""
     from dataclasses import replace
 
     S, K, T = 4, 3, 1e-3
     lock = lambda G, k=K: Workload.uniform(G, compute_s=T / k, solo_frac=1.0, sm_count=S, slots_per_sm=k)  # noqa: E731
+    for k in (2, K):
+        W = S * k
+        for G in (1, W, W + 1, 2 * W, 2 * W + 1, 3 * W + 5, 5 * W - 1):
+            t_lock = run(lock(G, k)).span_s
+            t = run(replace(lock(G, k), desync_rate=0.7)).span_s
+            n_full, R = divmod(G, W)
+            if n_full >= 2 and R:
+                phi = 1 - math.exp(-0.7 * (n_full - 1))
+                t_part = t_lock - n_full * T
+                assert t == pytest.approx(n_full * T + (1 - phi) * t_part + phi * R / W * T, rel=1e-12)
+                assert t < t_lock
+            else:
+                assert t == pytest.approx(t_lock, rel=1e-12)
+            assert run(replace(lock(G, 1), desync_rate=0.7)).span_s == pytest.approx(run(lock(G, 1)).span_s,
+                                                                                       rel=1e-12)
     W = S * K
-    for G in (1, W, W + 1, 2 * W, 2 * W + 1, 3 * W + 5, 5 * W - 1):
-        t_lock = run(lock(G)).span_s
-        t = run(replace(lock(G), desync_rate=0.7)).span_s
-        n_full, R = divmod(G, W)
-        if n_full >= 2 and R:
-            phi = 1 - math.exp(-0.7 * (n_full - 1))
-            t_part = t_lock - n_full * T
-            assert t == pytest.approx(n_full * T + (1 - phi) * t_part + phi * R / W * T, rel=1e-12)
-            assert t < t_lock
-        else:
-            assert t == pytest.approx(t_lock, rel=1e-12)
-        assert run(replace(lock(G, 2), desync_rate=0.7)).span_s == pytest.approx(run(lock(G, 2)).span_s, rel=1e-12)
     spans = [run(replace(lock(G), desync_rate=0.7)).span_s for G in range(1, 6 * W)]
     assert all(b >= a * (1 - 1e-12) for a, b in zip(spans, spans[1:]))
     batch = run_uniform_batch(np.arange(1, 6 * W), sm_count=S, slots_per_sm=K, compute_s=T / K, desync_rate=0.7)

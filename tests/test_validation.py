@@ -80,10 +80,10 @@ def test_staircase_agreement(cv):
     assert (st["N"], st["K"]) == (4096, 4096)
     assert "held out N=4096, K=4096" in st["calibration"]
     assert {1, 2, 3, 8} <= set(st["ctas_per_sm_covered"])
-    # measured (specs / calibrated): hit 21 / 25 of 29, spurious 19 / 10, loose spurious 9 / 1, error 7.3% / 6.0%.
-    # Specs alone miss more than the calibrated model: the priors' lockstep steps at the 3rd wave already sit at
-    # the hardware's, and the wave de-synchronisation (a measured effect) takes a few under 15% (NOTES.md).
-    for variant, missed, spurious, loose in (("specs", 9, 22, 11), ("calibrated", 5, 12, 2)):
+    # measured (specs / calibrated): hit 24 / 23 of 29, spurious 12 / 4, loose spurious 5 / 0, error 4.6% / 6.3%
+    # (session 10, with the de-synchronisation at 2 CTAs/SM; before: hit 21 / 25, spurious 19 / 10). The misses
+    # are late steps that the hardware takes just over 15% and the de-synchronisation just under (NOTES.md).
+    for variant, missed, spurious, loose in (("specs", 6, 14, 6), ("calibrated", 6, 6, 1)):
         s = st["summary"][variant]
         assert s["median_err_scaled_worst_config"] <= 0.08      # issue 3
         assert s["measured_steps"] >= 25
@@ -198,20 +198,22 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
                             more_passes=[load(hold / f"m_sweep_pass{i}.jsonl.gz") for i in (3, 4)])
     rep = st["summary"]["calibrated"]["repeat"]
     assert rep["configs"] == 17 and rep["reproducible_steps"] >= 45                        # 51
-    assert rep["missed_reproducible"] == 0                                                # every one predicted
-    assert rep["spurious_in_neither_pass"] <= 13                                          # 10 (28 in lockstep)
+    # 49 of them predicted: two late steps the hardware takes at 15-19% and the de-synchronisation (at 2 and 8
+    # CTAs/SM) at 14%; before the 2-CTA rate (session 10) 51, with 10 jumps in neither pass
+    assert rep["missed_reproducible"] <= 2
+    assert rep["spurious_in_neither_pass"] <= 8                                           # 6 (28 in lockstep)
     assert rep["hardware_one_pass_only"] >= 10                                            # 20: timing noise
     assert st["summary"]["specs"]["repeat"]["missed_reproducible"] <= 8                   # 1 (2 in lockstep)
     # threshold-free: jump sizes at the wave boundaries, and the GROUP_M-sibling yardstick on the same configs
     assert rep["jump_agreement"]["wave_boundaries"] >= 150                                 # 162
-    assert rep["jump_agreement"]["simulated_vs_measured"]["median"] <= 0.03                # 2.5% (hardware 1.4%)
+    assert rep["jump_agreement"]["simulated_vs_measured"]["median"] <= 0.03                # 2.2% (hardware 1.4%)
     ref = rep["group_m_reference"]
     assert ref["configs"] == 11 and ref["pairs"] >= 25                                     # 30
-    assert ref["simulator_spurious_per_config"] <= ref["sibling_spurious_per_config"] + 0.15  # 0.55 vs 0.50
+    assert ref["simulator_spurious_per_config"] <= ref["sibling_spurious_per_config"] + 0.15  # 0.36 vs 0.50
     # against one measured pass, the simulator errs about as often as the other pass of the same configs
     sp = rep["single_pass"]
     assert sp["passes"] == 4                                                              # two more passes
-    assert sum(sp["simulator"].values()) <= 1.3 * sum(sp["other_pass"].values())         # 13 + 8.25 vs 19.2
+    assert sum(sp["simulator"].values()) <= 1.3 * sum(sp["other_pass"].values())         # 8.25 + 10.5 vs 19.2
     # the mean of the other three passes is close to the true curve: fewer errors than any one pass makes
     best = sum(sp["mean_of_other_passes"].values())                                       # 3.75 + 9.75
     assert best < sum(sp["other_pass"].values()) and sum(sp["simulator"].values()) <= 1.8 * best
@@ -219,13 +221,13 @@ def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
                             repeat=load(hold / "m_sweep_holdout_repeat.jsonl"))
     s = st["summary"]["calibrated"]
     assert s["measured_steps"] >= 55 and s["hit"] >= s["measured_steps"] - 12             # 54/65
-    assert s["spurious"] <= 14                                                            # 10
+    assert s["spurious"] <= 14                                                            # 6
     assert s["median_err_scaled_worst_config"] <= 0.08                                    # 4.6%
-    assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 7  # 54/60
-    assert s["repeat"]["spurious_in_neither_pass"] <= 11                                  # 8 (25 in lockstep)
+    assert s["repeat"]["reproducible_steps"] >= 55 and s["repeat"]["missed_reproducible"] <= 7  # 54 / 60
+    assert s["repeat"]["spurious_in_neither_pass"] <= 7                                   # 5 (25 in lockstep)
     sp = s["repeat"]["single_pass"]
-    assert sum(sp["simulator"].values()) <= 2.5 * sum(sp["other_pass"].values())         # 9 + 10 vs 5 + 5
-    ref = s["repeat"]["group_m_reference"]                                                # 0.45 / 0.36 vs 0.43 / 0.30
+    assert sum(sp["simulator"].values()) <= 2.5 * sum(sp["other_pass"].values())         # 5.5 + 10.5 vs 5 + 5
+    ref = s["repeat"]["group_m_reference"]                                                # 0.27 / 0.36 vs 0.43 / 0.30
     assert ref["simulator_spurious_per_config"] + ref["simulator_missed_per_config"] <= \
         ref["sibling_spurious_per_config"] + ref["sibling_missed_per_config"] + 0.2
 
@@ -276,12 +278,13 @@ def test_fresh_layer_measured_after_the_model_was_fixed():
 
 # Layers swept twice only after a session's model was committed, scored with the shipped calibration:
 # (folder, layer, CTAs/SM covered, min reproducible steps, max missed, max jumps in neither pass, max median
-# jump error at the wave boundaries). fresh5 (session 5, gemma2-9b.o): 51 / 53, 10 (12 before session 9's
-# k16 chain, 21 with the session-5-start model), 1.5%; fresh6 (session 6, llama3-70b-tp4.o): 56 / 63, 17 (13
-# before session 9: its partial first waves at 3+ CTAs/SM, 6 -> 11 of them; 18 with the session-6 model; specs
-# only 29; NOTES.md), 1.6%. Both within 5.2% median error after one scale per config.
-FRESH_SWEEPS = [("fresh5", "FRESH5_LAYER", {1, 2, 3, 8}, 50, 3, 13, 0.025),
-                ("fresh6", "FRESH6_LAYER", {1, 2, 3, 4, 7, 8}, 55, 8, 19, 0.025)]
+# jump error at the wave boundaries). fresh5 (session 5, gemma2-9b.o): 51 / 53, 6 (10 before session 10's
+# 2-CTA de-synchronisation, 12 before session 9's k16 chain, 21 with the session-5-start model), 1.5%; fresh6
+# (session 6, llama3-70b-tp4.o): 54 / 63, 15 (56 / 63, 17 before session 10; 13 before session 9: its partial
+# first waves at 3+ CTAs/SM, 6 -> 11 of them; 18 with the session-6 model; specs only 29; NOTES.md), 1.6%.
+# Both within 5.2% median error after one scale per config.
+FRESH_SWEEPS = [("fresh5", "FRESH5_LAYER", {1, 2, 3, 8}, 50, 3, 8, 0.025),
+                ("fresh6", "FRESH6_LAYER", {1, 2, 3, 4, 7, 8}, 55, 10, 17, 0.025)]
 
 
 @pytest.mark.parametrize("folder, layer, ctas, steps, missed, spurious, jump_err", FRESH_SWEEPS)

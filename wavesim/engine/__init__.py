@@ -63,7 +63,7 @@ Engines
                 phases); ``run_uniform_batch`` evaluates it over arrays of launches with numpy.
 ``auto``        closed_form when the CTAs are identical and there is no jitter, else fast.
 
-De-synchronisation (``Workload.desync_rate`` > 0, desync.py): the expected loss of step of later waves at 3+
+De-synchronisation (``Workload.desync_rate`` > 0, desync.py): the expected loss of step of later waves at 2+
 CTAs/SM, a closed-form term on top of the lockstep schedule above. The event engines take desync_rate = 0
 only (they keep the lockstep schedule, or with jitter de-synchronise the waves themselves): ``run`` refuses
 a workload with desync_rate > 0 on them, naming the fix.

@@ -30,7 +30,8 @@ Per CTA the model gives the engines (wavesim.engine):
   dram_bytes = DRAM traffic of the launch / G: A, B and C once when A and B fit in the L2 share, else
             what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
             inflated for short contiguous segments (a tile row of B is only BN elements long)
-  desync_rate: the expected de-synchronisation of later waves at 3+ CTAs/SM (wavesim/engine/desync.py)
+  desync_rate: the expected de-synchronisation of later waves (wavesim/engine/desync.py): desync_rate at 3+
+            CTAs/SM, desync_rate_two_ctas at 2 (co-resident pairs drift apart more slowly), none at 1
   load_slowdown: kappa of the engines' chip-load rule (wavesim.engine): a phase in which a fraction u of the
             chip's SM math is in use runs its SM-side work 1 + kappa u slower (tails on a light chip run faster)
   sm_queueing: on. A K step is a latency wait and then SM work, so co-resident CTAs collide at the SM
@@ -87,6 +88,7 @@ class GemmParams:
     l2_port_ratio: float
     single_row_l2_fraction: float
     desync_rate: float
+    desync_rate_two_ctas: float
     load_slowdown: float
 
     @classmethod
@@ -246,6 +248,18 @@ def _dram_access_factor(b: GemmBatch, elem: int, seg_half: float) -> np.ndarray:
     return (a * (1 + seg_half / seg_k) + (bb + c) * (1 + seg_half / seg_n)) / (a + bb + c)
 
 
+def desync_rate_field(ctas_per_sm: int) -> str | None:
+    """The GemmParams field of the de-synchronisation rate at this occupancy (wavesim/engine/desync.py): pairs of
+    co-resident CTAs drift apart more slowly than 3+; one CTA per SM stays in step (None)."""
+    return "desync_rate" if ctas_per_sm >= 3 else "desync_rate_two_ctas" if ctas_per_sm == 2 else None
+
+
+def desync_rates(ctas_per_sm: np.ndarray, p: GemmParams) -> np.ndarray:
+    """Each record's de-synchronisation rate by its occupancy."""
+    k = np.asarray(ctas_per_sm)
+    return np.where(k >= 3, p.desync_rate, np.where(k == 2, p.desync_rate_two_ctas, 0.0))
+
+
 def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     """The engines' per-CTA parameters of every record (see the module docstring for the formulas)."""
     spec = b.spec
@@ -286,7 +300,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
             "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
-            "launch_overhead_s": p.launch_overhead_s, "desync_rate": p.desync_rate,
+            "launch_overhead_s": p.launch_overhead_s, "desync_rate": desync_rates(b.ctas_per_sm, p),
             "load_slowdown": p.load_slowdown, "sm_queueing": True}
 
 
