@@ -89,6 +89,27 @@ def test_fit_measures_the_desync_rate_on_m_sweeps():
     assert params.desync_rate == pytest.approx(0.6, rel=0.05) and params.desync_rate == report["desync_rate"]["value"]
     lock = synthetic(GemmParams.from_dict({"desync_rate": 0.0}), [(m, 4096, 4096) for m in range(64, 8193, 64)], sweep)
     assert fit(H200, build_dataset(H200, lock), free=["l2_latency_cycles"])[0].desync_rate < 0.03
+    # the rate at 2 CTAs/SM is measured on the 2-CTA configs' sweeps alone
+    pairs = [c for c in WAVE_STUDY if config_occupancy(H200, c, "bf16")[0].ctas_per_sm == 2][:2]
+    two = synthetic(GemmParams.from_dict({"desync_rate_two_ctas": 0.3}), [(m, 4096, 4096) for m in range(64, 8193, 64)],
+                    pairs)
+    params, report = fit(H200, build_dataset(H200, two), free=["l2_latency_cycles"], starts=1)
+    assert params.desync_rate_two_ctas == pytest.approx(0.3, rel=0.05) and "wave boundaries" in \
+        report["desync_rate_two_ctas"]["from"]
+    assert params.desync_rate == GemmParams.priors().desync_rate     # no 3+ CTAs/SM sweep in these records
     few = synthetic(truth, [(m, 4096, 4096) for m in (256, 2048, 8192)], sweep)
     params, report = fit(H200, build_dataset(H200, few), free=["l2_latency_cycles"])
     assert params.desync_rate == GemmParams.priors().desync_rate and "no M sweep" in report["desync_rate"]["from"]
+
+
+def test_more_starts_never_end_at_a_higher_loss():
+    """fit keeps the lowest loss over its starts (the priors first), so more starts cannot do worse than one."""
+    from tuner.space import WAVE_STUDY
+
+    truth = GemmParams.from_dict({"l2_latency_cycles": 450.0, "mma_efficiency": 0.9})
+    data = synthetic(truth, [(m, 4096, 4096) for m in (16, 256, 1024, 4096)], list(WAVE_STUDY[:6]))
+    ds = build_dataset(H200, data)
+    one = fit(H200, ds, free=["l2_latency_cycles", "mma_efficiency"], starts=1)[1]
+    three = fit(H200, ds, free=["l2_latency_cycles", "mma_efficiency"], starts=3)[1]
+    assert one["starts"] == 1 and three["starts"] == 3
+    assert three["loss_end"] <= one["loss_end"] * (1 + 1e-9)
