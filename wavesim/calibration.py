@@ -219,7 +219,7 @@ def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Se
                           for _ in range(starts - 1)]
     nfev = sum(int(s.nfev) for s in sols)
     sol = min(sols, key=lambda s: s.cost)
-    rates = {}
+    rates, measured_any = {}, False
     for field in ("desync_rate", "desync_rate_two_ctas"):
         rates[field] = {"value": base[field], "from": "start (no M sweep at that occupancy in the records)"}
         if field in names:
@@ -228,10 +228,10 @@ def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Se
         # sweeps' jumps alone with the rest fixed, then refit the rest once with the rates
         measured = sweep_desync_rate(ds, params_of(sol.x), field)
         if measured is not None:
-            base[field] = measured["value"]
+            base[field], measured_any = measured["value"], True
             rates[field] = {"value": measured["value"], "from": f"{measured['points']} wave boundaries of "
                                                                 f"{measured['sweeps']} swept configs in the records"}
-    if any("wave boundaries" in r["from"] for r in rates.values()):
+    if measured_any:
         sol = solve(sol.x)
         nfev += int(sol.nfev)
     params = params_of(sol.x)

@@ -255,9 +255,14 @@ def desync_rate_field(ctas_per_sm: int) -> str | None:
 
 
 def desync_rates(ctas_per_sm: np.ndarray, p: GemmParams) -> np.ndarray:
-    """Each record's de-synchronisation rate by its occupancy."""
+    """Each record's de-synchronisation rate by its occupancy (desync_rate_field's rule, 0 where it is None)."""
     k = np.asarray(ctas_per_sm)
-    return np.where(k >= 3, p.desync_rate, np.where(k == 2, p.desync_rate_two_ctas, 0.0))
+    out = np.zeros(k.shape)
+    for occ in np.unique(k):
+        field = desync_rate_field(int(occ))
+        if field:
+            out[k == occ] = getattr(p, field)
+    return out
 
 
 def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
