@@ -271,6 +271,8 @@ def test_fresh_layer_measured_after_the_model_was_fixed():
     assert rep["spurious_in_neither_pass"] <= 12                                          # 7 (30 in lockstep)
     assert st["summary"]["calibrated"]["median_err_scaled_worst_config"] <= 0.08          # 7.2%
     assert fit_desync_rate(spec, st, cal)["value"] == pytest.approx(cal.desync_rate, abs=0.1)   # 0.52 / 0.52
+    two = fit_desync_rate(spec, st, cal, "desync_rate_two_ctas")     # its 4 configs at 2 CTAs/SM lose step too
+    assert two["sweeps"] == 4 and 0.03 <= two["value"] <= 0.2                           # 0.08 (model 0.13)
     r = validate("h200", [str(fresh / "m1_fresh.jsonl")], calibration="auto")
     m1 = [s for s in r["shapes"] if s["M"] == 1]
     assert len(m1) == 3 and min(s["calibrated"]["tau"] for s in m1) >= 0.7              # 0.78-0.87 (0.37-0.57 before)

@@ -121,10 +121,10 @@ def _staircase(args: argparse.Namespace) -> int:
                           f"{ref['sibling_missed_per_config']:.2f} missed per config; the simulator on the same "
                           f"{ref['configs']} configs {ref['simulator_spurious_per_config']:.2f} / "
                           f"{ref['simulator_missed_per_config']:.2f}")
-        fit = st.get("desync_fit")
-        if fit:
-            print(f"wave de-synchronisation: the simulator uses rate {fit['model_desync_rate']:.2f}, this sweep's steps "
-                  f"imply {fit['desync_rate']:.2f} ({fit['points']} later wave boundaries, {fit['sweeps']} configs)")
+        for fit in st.get("desync_fit") or []:
+            print(f"wave de-synchronisation at {fit['occupancy']}: the simulator uses rate {fit['model_desync_rate']:.2f}, "
+                  f"this sweep's steps imply {fit['desync_rate']:.2f} ({fit['points']} later wave boundaries, "
+                  f"{fit['sweeps']} configs)")
         print(f"plots and staircase.json in {args.out}")
     return 0
 

@@ -371,15 +371,16 @@ def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
                 [e for t in targets.values() for e in t[name]["jump_error_at_wave_boundaries"]])}
 
 
-def fit_desync_rate(spec, st: dict[str, Any], params) -> dict[str, Any] | None:
-    """The de-synchronisation rate the sweep of a staircase analysis implies for the model with `params`
-    (wavesim.calibration.desync_rate_from_sweeps, over every measured pass)."""
+def fit_desync_rate(spec, st: dict[str, Any], params, field: str = "desync_rate") -> dict[str, Any] | None:
+    """The de-synchronisation rate (`field`: desync_rate at 3+ CTAs/SM, desync_rate_two_ctas at 2) the sweep of a
+    staircase analysis implies for the model with `params` (wavesim.calibration.desync_rate_from_sweeps, over
+    every measured pass)."""
     from wavesim.calibration import desync_rate_from_sweeps
     from wavetune.config import LaunchConfig
 
     sweeps = [(LaunchConfig.from_key(c["config"]), st["N"], st["K"], c["M"],
                [c["measured_ms"]] + ([c["repeat"]["measured_ms"]] if "repeat" in c else [])) for c in st["configs"]]
-    return desync_rate_from_sweeps(spec, sweeps, params, st["dtype"])
+    return desync_rate_from_sweeps(spec, sweeps, params, st["dtype"], field)
 
 
 # ============================================================================ plots
@@ -518,11 +519,10 @@ def staircase_markdown(st: dict[str, Any]) -> str:
                      f"{sm['median_err_scaled_median']:.1%}, worst config {sm['median_err_scaled_worst_config']:.1%} "
                      f"(must-show <= 8%: {'holds' if sm['all_configs_within_8pct'] else 'does NOT hold'}; "
                      f"every step predicted: {'holds' if sm['all_steps_predicted'] else 'does NOT hold'}).")
-    fit = st.get("desync_fit")
-    if fit:
-        lines.append(f"- **wave de-synchronisation** (wavesim/engine/desync.py): the simulator (calibrated, else "
-                     f"priors) uses rate {fit['model_desync_rate']:.2f}; this sweep's steps at {fit['points']} later "
-                     f"wave boundaries of {fit['sweeps']} configs with 3+ CTAs/SM imply {fit['desync_rate']:.2f} for it.")
+    for fit in st.get("desync_fit") or []:
+        lines.append(f"- **wave de-synchronisation at {fit['occupancy']}** (wavesim/engine/desync.py): the simulator "
+                     f"(calibrated, else priors) uses rate {fit['model_desync_rate']:.2f}; this sweep's steps at "
+                     f"{fit['points']} later wave boundaries of {fit['sweeps']} such configs imply {fit['desync_rate']:.2f}.")
     return "\n".join(lines) + "\n"
 
 
@@ -577,15 +577,17 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
             for p in more_pass_paths]
     st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label, repeat=repeat,
                             more_passes=more)
-    # the de-synchronisation rate these measurements imply for this model (the one it uses: model_desync_rate)
+    # the de-synchronisation rates these measurements imply for this model (the ones it uses: model_desync_rate)
     from wavesim.kernels.gemm import GemmParams
 
     model = params or GemmParams.priors()
-    fit = fit_desync_rate(spec, st, model)
-    if fit is not None:
-        fit = {"desync_rate": fit["value"], "points": fit["points"], "sweeps": fit["sweeps"],
-               "model_desync_rate": model.desync_rate}
-    st["desync_fit"] = fit
+    st["desync_fit"] = []
+    for field, occupancy in (("desync_rate", "3+ CTAs/SM"), ("desync_rate_two_ctas", "2 CTAs/SM")):
+        fit = fit_desync_rate(spec, st, model, field)
+        if fit is not None:
+            st["desync_fit"].append({"field": field, "occupancy": occupancy, "desync_rate": fit["value"],
+                                     "points": fit["points"], "sweeps": fit["sweeps"],
+                                     "model_desync_rate": getattr(model, field)})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_staircases(st, out)
