@@ -578,11 +578,11 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
     st = staircase_analysis(spec, ms, N, K, params, dtype=dtype, calibration_label=label, repeat=repeat,
                             more_passes=more)
     # the de-synchronisation rates these measurements imply for this model (the ones it uses: model_desync_rate)
-    from wavesim.kernels.gemm import GemmParams
+    from wavesim.kernels.gemm import DESYNC_RATE_FIELDS, GemmParams
 
     model = params or GemmParams.priors()
     st["desync_fit"] = []
-    for field, occupancy in (("desync_rate", "3+ CTAs/SM"), ("desync_rate_two_ctas", "2 CTAs/SM")):
+    for field, occupancy in DESYNC_RATE_FIELDS.items():
         fit = fit_desync_rate(spec, st, model, field)
         if fit is not None:
             st["desync_fit"].append({"field": field, "occupancy": occupancy, "desync_rate": fit["value"],

@@ -24,7 +24,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from hwspecs import GPUSpec
-from wavesim.kernels.gemm import GemmBatch, GemmParams, config_occupancy, desync_rate_field, simulate_batch
+from wavesim.kernels.gemm import (DESYNC_RATE_FIELDS, GemmBatch, GemmParams, config_occupancy, desync_rate_field,
+                                  simulate_batch)
 from wavetune.records import open_text
 
 CALIBRATION_DIR = Path(__file__).resolve().parent / "data" / "calibration"
@@ -220,7 +221,7 @@ def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Se
     nfev = sum(int(s.nfev) for s in sols)
     sol = min(sols, key=lambda s: s.cost)
     rates, measured_any = {}, False
-    for field in ("desync_rate", "desync_rate_two_ctas"):
+    for field in DESYNC_RATE_FIELDS:
         rates[field] = {"value": base[field], "from": "start (no M sweep at that occupancy in the records)"}
         if field in names:
             continue

@@ -248,6 +248,10 @@ def _dram_access_factor(b: GemmBatch, elem: int, seg_half: float) -> np.ndarray:
     return (a * (1 + seg_half / seg_k) + (bb + c) * (1 + seg_half / seg_n)) / (a + bb + c)
 
 
+# The de-synchronisation rates (GemmParams fields) and the occupancies they apply to (desync_rate_field).
+DESYNC_RATE_FIELDS = {"desync_rate": "3+ CTAs/SM", "desync_rate_two_ctas": "2 CTAs/SM"}
+
+
 def desync_rate_field(ctas_per_sm: int) -> str | None:
     """The GemmParams field of the de-synchronisation rate at this occupancy (wavesim/engine/desync.py): pairs of
     co-resident CTAs drift apart more slowly than 3+; one CTA per SM stays in step (None)."""
