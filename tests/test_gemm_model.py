@@ -8,7 +8,7 @@ import hwspecs
 from tuner.space import WAVE_STUDY
 from wavesim.engine import run
 from wavesim.kernels.gemm import (ConfigDoesNotFit, GemmBatch, GemmModel, GemmParams, config_occupancy,
-                                  simulate_batch, simulate_config)
+                                  l2_requests_per_k_step, simulate_batch, simulate_config)
 from wavetune.config import GemmProblem, LaunchConfig
 
 H200 = hwspecs.load_gpu("h200")
@@ -100,6 +100,28 @@ def test_single_row_cost_only_at_m_1_and_grows_with_concurrent_a_traffic():
     for M in (2, 8, 100):   # M > 1: the rate plays no part
         assert (simulate_config(H200, tall, M, 3584, 18944, params=faster)[0][0]
                 == simulate_config(H200, tall, M, 3584, 18944)[0][0])
+
+
+def test_rows_shorter_than_a_cache_line_cost_more_per_byte():
+    """An L2 request is a row segment of up to a 128-B line and costs l2_request_overhead_bytes on top of its bytes,
+    normalised so a whole line costs its bytes: whole-line configs do not see the overhead; a BK = 32 bf16 config
+    (half-line rows of A) runs slower with it where its loads set the pace; a GPU with no sourced line size
+    counts bytes only."""
+    assert l2_requests_per_k_step(128, 64, 32, 2, 128) == 128 * 1 + 32 * 1    # A: 64-B rows, B: 128-B rows
+    assert l2_requests_per_k_step(64, 128, 64, 2, 128) == 64 * 1 + 64 * 2     # B: 256-B rows, 2 lines each
+    no_overhead = GemmParams.from_dict({"l2_request_overhead_bytes": 0.0})
+    assert GemmParams.priors().l2_request_overhead_bytes > 0
+
+    def t(spec, cfg, params=None):
+        return simulate_config(spec, cfg, [64, 4096], 4096, 4096, params=params)[0]
+
+    whole_lines = LaunchConfig(128, 64, 64, 8, 4, 3)
+    assert np.array_equal(t(H200, whole_lines), t(H200, whole_lines, no_overhead))
+    half_lines = LaunchConfig(128, 64, 32, 8, 4, 5)
+    assert t(H200, half_lines)[1] > 1.05 * t(H200, half_lines, no_overhead)[1]
+    mi300x = hwspecs.load_gpu("mi300x")
+    assert mi300x.arch.cache_line_bytes is None
+    assert np.array_equal(t(mi300x, half_lines), t(mi300x, half_lines, no_overhead))
 
 
 def test_config_that_does_not_fit_raises_with_reason():

@@ -251,6 +251,27 @@ def test_single_row_rate_is_the_source_of_its_prior(tmp_path, capsys):
     assert "profile the 'llm' shape set" in capsys.readouterr().err
 
 
+def test_l2_request_overhead_is_the_source_of_its_prior(capsys):
+    """The per-request cost derived from the committed bytes-or-requests study is the model's prior; pairs that
+    keep one stage in flight (s2) or whose rows are whole lines in both configs are not used, and a file without
+    a usable pair gets an error that says what to measure."""
+    from validation import l2_requests
+    from wavesim.kernels.gemm import GemmParams
+
+    files = ["validation/data/h200/requests/requests.jsonl", "validation/data/h200/requests/requests_repeat.jsonl"]
+    r = l2_requests.request_overhead("h200", files)
+    assert {(p["a"], p["b"]) for p in r["pairs"]} == {("128x64x32_g8_w4_s5", "128x64x64_g8_w4_s3"),
+                                                     ("64x128x32_g8_w4_s5", "64x128x64_g8_w4_s3")}
+    assert all(p["ratio"] > 1.1 and p["launches"] >= 30 for p in r["pairs"])
+    assert round(r["overhead_bytes"], 1) == GemmParams.priors().l2_request_overhead_bytes
+    assert l2_requests.main(["--gpu", "h200", *files]) == 0
+    assert "B a request" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        l2_requests.main(["--gpu", "h200", "validation/data/h200/gemm/m_sweep.jsonl"])
+    assert e.value.code == 2
+    assert "collect_h200_requests.sh" in capsys.readouterr().err
+
+
 def test_fresh_layer_measured_after_the_model_was_fixed():
     """validation/data/h200/fresh/: a layer (N = K = 5120) first measured after the de-synchronisation and M = 1
     terms were built, scored with the shipped calibration: the staircase against two passes, the rate its steps

@@ -33,7 +33,8 @@ SCHEMA = 1
 
 # Fitted by default: every parameter that no measurement pins directly. dram_efficiency is the probe's
 # measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays, and so does
-# single_row_l2_fraction (measured directly by validation/single_row.py), and desync_rate is measured by
+# single_row_l2_fraction (measured directly by validation/single_row.py), l2_request_overhead_bytes (measured
+# directly by validation/l2_requests.py), and desync_rate is measured by
 # `fit` on the M sweeps' steps among its records (desync_rate_from_sweeps); load_slowdown is measured on
 # per-CTA traces (validation.trace.load_slowdown_from_traces); l2_fit_fraction is a threshold (a step in
 # the loss that least squares cannot follow).
@@ -63,6 +64,7 @@ BOUNDS = {
     "l2_fit_fraction": (0.05, 2.0),
     "l2_port_ratio": (1.0, 4.0),
     "single_row_l2_fraction": (0.01, 1.0),
+    "l2_request_overhead_bytes": (1.0, 1024.0),
     "desync_rate": (0.01, 5.0),
     "desync_rate_two_ctas": (0.01, 5.0),
     "load_slowdown": (0.0, 2.0),

@@ -5,8 +5,11 @@ the matrix and mask only their stores, so they are not shortened), each running 
 Per CTA the model gives the engines (wavesim.engine):
 
   t_math  = 2*BM*BN*BK / (SM tensor peak * efficiency)      one K step's math at the SM's whole rate
-  t_port  = (BM+BN)*BK*elem / (L2 B/clk/SM * port ratio * clock)  one K step's operand loads through the SM's
-            fill port
+  t_port  = port_bytes / (L2 B/clk/SM * port ratio * clock)  one K step's operand loads through the SM's fill port
+  port_bytes = ((BM+BN)*BK*elem + h * requests) * line / (line + h): the loads' bytes plus h bytes
+            (l2_request_overhead_bytes) per L2 request, a row segment of up to a cache line (`line`, hwspecs
+            arch cache_line_bytes); a whole line costs its own bytes, a half line (a BK = 32 bf16 row) more per
+            byte (measured: validation/l2_requests.py)
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
   t_lat   = (avg load latency + t_port + chi * t_math) / (num_stages - 1) + BLOCK_K / 16 * k16 chain
             a CTA alone needs at least this per step: num_stages - 1 smem stages are in flight, and a stage
@@ -22,7 +25,7 @@ Per CTA the model gives the engines (wavesim.engine):
             measured, that same-address traffic is served at a fraction of the L2 pool (up to 3x slower
             tall tiles and wide grids at M = 1; M = 8..BM-1 shows no such cost)
   compute_s = L * t_share;  solo_frac = t_share / max(t_share, t_lat)
-  l2_bytes  = L * (BM+BN)*BK*elem from the chip-wide L2 pool of sm_count * L2 B/clk/SM * clock: when every
+  l2_bytes  = L * port_bytes from the chip-wide L2 pool of sm_count * L2 B/clk/SM * clock: when every
             SM is busy the pool is the limit; in a partial wave an SM holding more CTAs draws more of it, up
             to its port (port ratio x its even share). With the prior ratio 1.0 the port is never looser
             than the pool, and the model is the per-SM one; calibration raises the ratio on the H200.
@@ -87,6 +90,7 @@ class GemmParams:
     l2_fit_fraction: float
     l2_port_ratio: float
     single_row_l2_fraction: float
+    l2_request_overhead_bytes: float
     desync_rate: float
     desync_rate_two_ctas: float
     load_slowdown: float
@@ -248,6 +252,23 @@ def _dram_access_factor(b: GemmBatch, elem: int, seg_half: float) -> np.ndarray:
     return (a * (1 + seg_half / seg_k) + (bb + c) * (1 + seg_half / seg_n)) / (a + bb + c)
 
 
+def l2_requests_per_k_step(bm, bn, bk, elem: int, line: int):
+    """L2 requests of one K step's operand loads: one per contiguous row segment of up to a cache line (A: BM
+    rows of BK elements, B: BK rows of BN elements)."""
+    return bm * np.ceil(bk * elem / line) + bk * np.ceil(bn * elem / line)
+
+
+def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: float) -> np.ndarray:
+    """A K step's loads as the L2 port and pool see them: its bytes plus `overhead` bytes per request, scaled so
+    that a whole cache line costs its own bytes (l2_bytes_per_clock_per_sm keeps meaning bytes of whole-line
+    traffic; only rows shorter than a line cost more per byte). Bytes alone where the arch has no sourced line."""
+    line = b.spec.arch.cache_line_bytes
+    if line is None:
+        return step_bytes
+    requests = l2_requests_per_k_step(b.bm, b.bn, b.bk, elem, line)
+    return (step_bytes + overhead * requests) * line / (line + overhead)
+
+
 # The de-synchronisation rates (GemmParams fields) and the occupancies they apply to (desync_rate_field).
 DESYNC_RATE_FIELDS = {"desync_rate": "3+ CTAs/SM", "desync_rate_two_ctas": "2 CTAs/SM"}
 
@@ -279,8 +300,9 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     eff = np.where(b.wgmma, p.mma_efficiency * b.wg_width / (b.wg_width + p.wgmma_n_half), p.mma_v2_efficiency)
     t_math = 2.0 * b.bm * b.bn * b.bk / (sm_peak * eff)
     step_bytes = (b.bm + b.bn) * b.bk * elem
+    port_bytes = _l2_cost_bytes(b, elem, step_bytes, p.l2_request_overhead_bytes)
     l2_Bps = p.l2_bytes_per_clock_per_sm * clock   # the chip-wide L2 pool, per SM
-    t_port = step_bytes / (l2_Bps * p.l2_port_ratio)  # one K step's loads through the SM's own fill port
+    t_port = port_bytes / (l2_Bps * p.l2_port_ratio)  # one K step's loads through the SM's own fill port
     dram_total = _dram_bytes_total(b, elem, grid, p.l2_fit_fraction)
     # The CTAs of a wave read each tile at about the same K step: the first read misses to DRAM and the
     # others wait for the same line, so the share of reads that pay DRAM latency is the miss share times
@@ -304,7 +326,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     store_s = b.bm * b.bn * elem / l2_Bps
     return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
             "solo_frac": t_share / np.maximum(t_share, t_lat),
-            "l2_bytes": L * step_bytes, "l2_Bps": l2_Bps * spec.sm_count,
+            "l2_bytes": L * port_bytes, "l2_Bps": l2_Bps * spec.sm_count,
             "dram_bytes": dram_total / grid * _dram_access_factor(b, elem, p.dram_segment_half_bytes),
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
