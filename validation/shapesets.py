@@ -95,6 +95,11 @@ FRESH5_LAYER = ("gemma2-9b.o", 3584, 4096)
 FRESH6_LAYER = ("llama3-70b-tp4.o", 8192, 2048)
 
 
+# Measured in session 12, after that session's model (the L2 request overhead) was fixed: a layer no earlier
+# set sweeps, with the longest K of the sweeps (Yi-34B's attention output: 56 heads x 128 = hidden 7168).
+FRESH7_LAYER = ("yi-34b.o", 7168, 7168)
+
+
 def _m_sweep_of(layer: tuple[str, int, int], dtype: str) -> list[GemmProblem]:
     _, n, k = layer
     return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
@@ -110,6 +115,11 @@ def m_sweep_fresh6(dtype: str = "bf16") -> list[GemmProblem]:
     return _m_sweep_of(FRESH6_LAYER, dtype)
 
 
+def m_sweep_fresh7(dtype: str = "bf16") -> list[GemmProblem]:
+    """The M sweep on a layer measured only after session 12's model was fixed (yi-34b.o)."""
+    return _m_sweep_of(FRESH7_LAYER, dtype)
+
+
 def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     """Latency vs K (the inner-loop length L) at fixed grids: one and three waves of 128x128 tiles."""
     return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
@@ -118,7 +128,7 @@ def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
 NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small, "unseen-check": unseen_check,
                 "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep,
                 "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh, "m-sweep-fresh5": m_sweep_fresh5,
-                "m-sweep-fresh6": m_sweep_fresh6}
+                "m-sweep-fresh6": m_sweep_fresh6, "m-sweep-fresh7": m_sweep_fresh7}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
