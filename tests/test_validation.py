@@ -80,10 +80,12 @@ def test_staircase_agreement(cv):
     assert (st["N"], st["K"]) == (4096, 4096)
     assert "held out N=4096, K=4096" in st["calibration"]
     assert {1, 2, 3, 8} <= set(st["ctas_per_sm_covered"])
-    # measured (specs / calibrated): hit 24 / 23 of 29, spurious 12 / 4, loose spurious 5 / 0, error 4.6% / 6.3%
-    # (session 10, with the de-synchronisation at 2 CTAs/SM; before: hit 21 / 25, spurious 19 / 10). The misses
-    # are late steps that the hardware takes just over 15% and the de-synchronisation just under (NOTES.md).
-    for variant, missed, spurious, loose in (("specs", 6, 14, 6), ("calibrated", 6, 6, 1)):
+    # measured (specs / calibrated): hit 24 / 23 of 29, spurious 14 / 4, loose spurious 7 / 0, error 4.8% / 6.4%
+    # (session 12, with the L2 request overhead: the specs-only model's BK = 32 configs pay it at the A100-derived
+    # L2 prior, 2 more first-wave jumps; session 10: spurious 12 / 4, loose 5 / 0; before: hit 21 / 25, spurious
+    # 19 / 10). The misses are late steps that the hardware takes just over 15% and the de-synchronisation just
+    # under (NOTES.md).
+    for variant, missed, spurious, loose in (("specs", 6, 15, 8), ("calibrated", 6, 6, 1)):
         s = st["summary"][variant]
         assert s["median_err_scaled_worst_config"] <= 0.08      # issue 3
         assert s["measured_steps"] >= 25
@@ -302,12 +304,15 @@ def test_fresh_layer_measured_after_the_model_was_fixed():
 # Layers swept twice only after a session's model was committed, scored with the shipped calibration:
 # (folder, layer, CTAs/SM covered, min reproducible steps, max missed, max jumps in neither pass, max median
 # jump error at the wave boundaries). fresh5 (session 5, gemma2-9b.o): 51 / 53, 6 (10 before session 10's
-# 2-CTA de-synchronisation, 12 before session 9's k16 chain, 21 with the session-5-start model), 1.5%; fresh6
-# (session 6, llama3-70b-tp4.o): 54 / 63, 15 (56 / 63, 17 before session 10; 13 before session 9: its partial
-# first waves at 3+ CTAs/SM, 6 -> 11 of them; 18 with the session-6 model; specs only 29; NOTES.md), 1.6%.
-# Both within 5.2% median error after one scale per config.
+# 2-CTA de-synchronisation, 12 before session 9's k16 chain, 21 with the session-5-start model), 1.4%; fresh6
+# (session 6, llama3-70b-tp4.o): 54 / 63, 7 (15 before session 12's L2 request overhead, 17 before session 10;
+# its partial first waves at 3+ CTAs/SM; 18 with the session-6 model; NOTES.md), 1.5%; fresh7 (session 12,
+# yi-34b.o, N = K = 7168): 61 / 85, 5 (8 with the session-11 model), 2.9% (its misses: 1 CTA/SM late boundaries
+# and a reproducible jaggedness of 128x256 tiles between M that half-fill the last row of tiles and M that fill
+# it, at the same grid: NOTES.md). All within 5.8% median error after one scale per config.
 FRESH_SWEEPS = [("fresh5", "FRESH5_LAYER", {1, 2, 3, 8}, 50, 3, 8, 0.025),
-                ("fresh6", "FRESH6_LAYER", {1, 2, 3, 4, 7, 8}, 55, 10, 17, 0.025)]
+                ("fresh6", "FRESH6_LAYER", {1, 2, 3, 4, 7, 8}, 55, 10, 9, 0.025),
+                ("fresh7", "FRESH7_LAYER", {1, 2, 3, 4, 7, 8}, 80, 26, 7, 0.035)]
 
 
 @pytest.mark.parametrize("folder, layer, ctas, steps, missed, spurious, jump_err", FRESH_SWEEPS)
