@@ -15,13 +15,13 @@ r, so h is a lower bound; partial waves are left out (there a lone CTA waits on 
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
 import hwspecs
+from validation.derivation import derivation_main
 from validation.measurements import dedupe_latest, load_measurements
 from wavesim.kernels.gemm import config_occupancy, l2_requests_per_k_step
 from wavetune.config import DTYPE_BYTES
@@ -78,21 +78,15 @@ def request_overhead(gpu: str, paths: list[str | Path], dtype: str = "bf16") -> 
     return {"pairs": pairs, "overhead_bytes": statistics.median(p["overhead_bytes"] for p in pairs)}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m validation.l2_requests", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", required=True)
-    ap.add_argument("--dtype", default="bf16")
-    ap.add_argument("measurements", nargs="+")
-    a = ap.parse_args(argv)
-    try:
-        r = request_overhead(a.gpu, a.measurements, a.dtype)
-    except (ValueError, FileNotFoundError, hwspecs.UnknownGPUError) as e:
-        ap.exit(2, f"error: {e}\n")
+def _show(r: dict) -> None:
     for p in r["pairs"]:
         print(f"{p['a']} / {p['b']} ({p['ctas_per_sm']} CTAs/SM, N x K = {p['shape'][0]} x {p['shape'][1]}, "
               f"{p['launches']} full-wave launches): time ratio {p['ratio']:.3f} -> {p['overhead_bytes']:.1f} B a request")
     print(f"L2 request overhead: {r['overhead_bytes']:.1f} B a request (median of {len(r['pairs'])} pairs)")
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return derivation_main(argv, "python3 -m validation.l2_requests", __doc__, request_overhead, _show)
 
 
 if __name__ == "__main__":

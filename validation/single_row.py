@@ -13,13 +13,13 @@ prior (l2_bytes_per_clock_per_sm x sm_count x boost clock), so it carries to oth
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
 import hwspecs
+from validation.derivation import derivation_main
 from validation.measurements import load_measurements
 from wavesim.kernels.gemm import GemmParams, config_occupancy
 from wavetune.config import DTYPE_BYTES
@@ -56,21 +56,15 @@ def single_row_rate(gpu: str, paths: list[str | Path], dtype: str = "bf16") -> d
             "l2_pool_Bps": pool, "fraction_of_l2_pool": rate / pool}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m validation.single_row", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", required=True)
-    ap.add_argument("--dtype", default="bf16")
-    ap.add_argument("measurements", nargs="+")
-    a = ap.parse_args(argv)
-    try:
-        r = single_row_rate(a.gpu, a.measurements, a.dtype)
-    except (ValueError, FileNotFoundError, hwspecs.UnknownGPUError) as e:
-        ap.exit(2, f"error: {e}\n")
+def _show(r: dict) -> None:
     lo, hi = r["rate_Bps_iqr"]
     print(f"{r['pairs']} (layer, config) pairs at M = 1 and M = {REFERENCE_M}: same-row rate {r['rate_Bps'] / 1e12:.2f} TB/s "
           f"(IQR {lo / 1e12:.2f}-{hi / 1e12:.2f}) = {r['fraction_of_l2_pool']:.3f} of the prior L2 pool "
           f"({r['l2_pool_Bps'] / 1e12:.2f} TB/s)")
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return derivation_main(argv, "python3 -m validation.single_row", __doc__, single_row_rate, _show)
 
 
 if __name__ == "__main__":
