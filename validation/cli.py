@@ -33,7 +33,7 @@ def _profile(args: argparse.Namespace) -> int:
     opts = ProfileOptions(gpu=args.gpu, dtype=args.dtype, budget_s=args.budget_s, max_reps=args.max_reps,
                           target_ms=args.target_ms, with_cublas=not args.no_cublas,
                           retry_failed=args.retry_failed, retime_unstable=args.retime_unstable,
-                          device=args.device, compile_workers=args.jobs)
+                          device=args.device, compile_workers=args.jobs, seed=args.order_seed)
     run_profile(shapes, configs, args.out, opts)
     return 0
 
@@ -150,6 +150,10 @@ def register(sub) -> None:
                    help="time again the ok records whose repeats spread more than validation.profiler.UNSTABLE_SPREAD "
                         "(without --shapes/--configs: the shapes and configs of those records of --out)")
     p.add_argument("--shard", default=None, help="I/N: measure only shapes I, I+N, I+2N ... (one process per GPU)")
+    p.add_argument("--order-seed", type=int, default=0,
+                   help="seed of the measurement order (shapes, and configs within a shape, are shuffled by it): give "
+                        "each pass of a sweep its own, so that the clock state a launch inherits from the launches "
+                        "before it differs between passes instead of repeating as a 'reproducible' step")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: run under TRITON_INTERPRET=1 (tests of the profiler only)")
     p.set_defaults(func=_profile)
