@@ -136,7 +136,7 @@ def test_a_malformed_trace_file_is_named(tmp_path):
 @pytest.mark.skipif(not H200_TRACES, reason="no committed H200 traces")
 def test_replay_h200_traces_waves_and_topology():
     """What the committed H200 traces show: with 1-2 CTAs/SM the SMs run exactly ceil(G / (132 x CTAs/SM))
-    SM-local waves and 1-CTA/SM launches stay synchronous; the bandwidth-bound 3-CTA/SM config has SMs that run
+    SM-local waves and 1-CTA/SM launches of up to 12 waves stay synchronous; the bandwidth-bound 3-CTA/SM config has SMs that run
     their later waves >10% faster than the median SM (the chip's topology, NOTES.md)."""
     seen = 0
     for f in H200_TRACES:
@@ -150,7 +150,9 @@ def test_replay_h200_traces_waves_and_topology():
             waves = -(-len(a) // (H200.sm_count * slots))
             # desynchronised SMs (several CTAs each, bandwidth-bound) may run more waves than the average
             assert s["sm_waves"] == waves if slots <= 2 else s["sm_waves"] >= waves, key
-            if slots == 1 and s["sm_waves"] > 2:
+            # up to 12 waves; after 14-18 (trace_jagged_7168: 128x128x64 s4 at M >= 4160, 1.30-1.41 GHz) the last
+            # wave's starts spread over up to 0.30 of a CTA: long launches at 1 CTA/SM drift out of step too
+            if slots == 1 and 2 < s["sm_waves"] <= 12:
                 assert s["last_wave_start_spread_s"] < 0.15 * s["cta_s_later_full_waves"], key
             seen += 1
         if "64x128x64_g8_w4_s3/M8192/r0" in arrays:
