@@ -3,8 +3,8 @@ spread too much can be re-timed later (`wavetune profile --retime-unstable`)."""
 import json
 
 from validation.measurements import dedupe_latest, load_measurements
-from validation.profiler import (RETIMES, UNSTABLE_SPREAD, needs_retime, read_existing, steady_timing,
-                                 timing_spread, unstable_records)
+from validation.profiler import (RETIMES, UNSTABLE_SPREAD, measurement_order, needs_retime, read_existing,
+                                 steady_timing, timing_spread, unstable_records)
 
 
 def _timings(*runs):
@@ -71,3 +71,16 @@ def test_gzip_compressed_measurement_files_read_the_same_and_are_never_appended_
     with pytest.raises(ValueError, match="gzip-compressed"):
         read_existing(packed)
     assert packed.read_bytes() == before
+
+
+def test_each_order_seed_measures_everything_in_its_own_order():
+    """Passes of a sweep with different --order-seed run the shapes and the configs of a shape in different orders
+    (a launch inherits the clock its predecessors leave); one seed gives one order, and nothing is dropped."""
+    by_shape = {m: [f"c{i}" for i in range(17)] for m in range(64, 8193, 64)}
+    a, again, b = (measurement_order(by_shape, seed) for seed in (5, 5, 6))
+    assert a == again
+    assert [p for p, _ in a] != [p for p, _ in b] != sorted(by_shape)
+    assert sorted(p for p, _ in a) == sorted(by_shape)
+    assert all(sorted(c) == sorted(by_shape[p]) for p, c in a + b)
+    assert dict(a)[64] != dict(b)[64]
+    assert by_shape[64] == [f"c{i}" for i in range(17)]   # the caller's lists are left as they were

@@ -287,6 +287,19 @@ def steady_timing(time_reps: Callable[[], list[float]]) -> tuple[dict, int]:
 
 
 # --------------------------------------------------------------------------------------------- main loop
+def measurement_order(by_shape: dict, seed: int) -> list[tuple]:
+    """(shape, configs) in the order to measure them: shapes shuffled, and the configs of each shape, by `seed`.
+    A launch runs at the clock its predecessors leave (power, heat: up to 10% on the H200 at N = K = 7168,
+    validation/data/h200/traces/trace_jagged_7168.json against the fixed-order passes of that sweep), so a fixed
+    order would repeat that effect in every pass as if it were the kernel's; passes of one sweep take their own seed."""
+    rng = random.Random(seed)
+    order = [(p, list(cfgs)) for p, cfgs in by_shape.items()]
+    rng.shuffle(order)
+    for _, cfgs in order:
+        rng.shuffle(cfgs)
+    return order
+
+
 def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str | Path,
                 opts: ProfileOptions) -> dict:
     """Measure every (shape, config) missing from `out`. Returns counts by status."""
@@ -318,20 +331,14 @@ def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str
     tdtype = getattr(torch, _TORCH_DTYPE[opts.dtype])
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator(device=opts.device).manual_seed(opts.seed)
-    rng = random.Random(opts.seed)
     by_shape: dict[GemmProblem, list[LaunchConfig]] = {}
     for p, c in todo:
         by_shape.setdefault(p, []).append(c)
     for p in cublas_todo:
         by_shape.setdefault(p, [])
 
-    # Shuffled shapes and configs (seeded): a launch runs at the clock its predecessors leave (power, heat; on the
-    # H200 up to 10% at N = K = 7168, validation/data/h200/traces/trace_jagged_7168.json), so a fixed order would
-    # repeat that in every pass.
-    order = list(by_shape.items())
-    rng.shuffle(order)
     with out.open("a") as f:
-        for p, cfgs in order:
+        for p, cfgs in measurement_order(by_shape, opts.seed):
             if opts.budget_s is not None and time.perf_counter() - t_start > opts.budget_s:
                 opts.log(f"budget of {opts.budget_s:.0f} s reached: stopping; run again to resume")
                 break
@@ -340,7 +347,6 @@ def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str
             ref = a.float() @ b.float()
             ref_norm = float(torch.linalg.vector_norm(ref))
             c_buf = torch.empty((p.M, p.N), device=opts.device, dtype=tdtype)
-            rng.shuffle(cfgs)  # no config always runs first (or last) on a shape: spreads clock drift
 
             def finish(cfg, backend, status, **fields):
                 rec = {**base, "backend": backend, "dtype": p.dtype, "M": p.M, "N": p.N, "K": p.K,
