@@ -10,7 +10,7 @@ SM holds a full wave the SM's loads set the pace, and the time ratio r of a pair
 per K element, (bytes + h x requests_a) / (bytes + h x requests_b) = r. Fixed costs (launch, prologue) dilute
 r, so h is a lower bound; partial waves are left out (there a lone CTA waits on latency, not on its port).
 
-    python3 -m validation.l2_requests --gpu h200 validation/data/h200/requests/*.jsonl
+    python3 -m validation.l2_requests --gpu h200 validation/data/h200/requests/requests*.jsonl
 """
 
 from __future__ import annotations
