@@ -56,18 +56,18 @@ def request_overhead(gpu: str, paths: list[str | Path], dtype: str = "bf16") -> 
                         or (a.num_stages - 1) * a.BLOCK_K != (b.num_stages - 1) * b.BLOCK_K
                         or min(a.num_stages, b.num_stages) < MIN_STAGES):
                     continue
-                full = [M for (c, M) in t if c == a and (b, M) in t
-                        and math.ceil(M / a.BLOCK_M) * math.ceil(N / a.BLOCK_N) >= spec.sm_count * occ]
-                if not full:
-                    continue
-                r = statistics.median(statistics.fmean(t[(a, M)]) / statistics.fmean(t[(b, M)]) for M in full)
                 # per BLOCK_K of b: the same bytes, a's requests scaled to that K
-                nbytes = (a.BLOCK_M + a.BLOCK_N) * b.BLOCK_K * elem
                 req_a = l2_requests_per_k_step(a.BLOCK_M, a.BLOCK_N, a.BLOCK_K, elem, spec.arch.cache_line_bytes) \
                     * b.BLOCK_K / a.BLOCK_K
                 req_b = l2_requests_per_k_step(b.BLOCK_M, b.BLOCK_N, b.BLOCK_K, elem, spec.arch.cache_line_bytes)
                 if req_a <= req_b:   # rows of a line or more in both: the same requests, nothing to learn
                     continue
+                full = [M for (c, M) in t if c == a and (b, M) in t
+                        and math.ceil(M / a.BLOCK_M) * math.ceil(N / a.BLOCK_N) >= spec.sm_count * occ]
+                if not full:
+                    continue
+                r = statistics.median(statistics.fmean(t[(a, M)]) / statistics.fmean(t[(b, M)]) for M in full)
+                nbytes = (a.BLOCK_M + a.BLOCK_N) * b.BLOCK_K * elem
                 h = (r - 1) * nbytes / (req_a - r * req_b) if req_a > r * req_b else math.inf
                 pairs.append({"shape": (N, K), "a": a.key, "b": b.key, "ctas_per_sm": occ, "launches": len(full),
                               "ratio": r, "overhead_bytes": h})
