@@ -32,6 +32,21 @@ WAVE_STUDY = (
 )
 
 
+# Configs with 6-10 CTAs/SM on an H200 in bf16, wgmma (BLOCK_M >= 64) and mma.sync (BLOCK_M < 64) alike: the
+# de-synchronisation study of dense occupancies (session 13), where the wave study has one config at 8/SM.
+DENSE_STUDY = (
+    LaunchConfig(64, 64, 32, 8, 4, 3),
+    LaunchConfig(64, 32, 32, 8, 4, 3),
+    LaunchConfig(64, 32, 64, 8, 4, 2),
+    LaunchConfig(64, 64, 64, 8, 4, 2),
+    LaunchConfig(128, 32, 32, 8, 4, 3),
+    LaunchConfig(32, 64, 32, 8, 4, 3),
+    LaunchConfig(32, 32, 64, 8, 4, 3),
+    LaunchConfig(32, 64, 64, 8, 4, 2),
+    LaunchConfig(32, 128, 32, 8, 4, 3),
+)
+
+
 def broad_space() -> list[LaunchConfig]:
     """The broad grid profiled on the H200 (172 configs before hardware limits)."""
     out = []
@@ -77,6 +92,7 @@ NAMED_SPACES = {
     "unseen": unseen_space,
     "broad": broad_space,
     "wave-study": lambda: list(WAVE_STUDY),
+    "dense-study": lambda: list(DENSE_STUDY),
     "grouping": grouping_variants,
     "default": lambda: [DEFAULT_CONFIG],
 }

@@ -137,7 +137,7 @@ def register(sub) -> None:
     p.add_argument("--shapes", default=None,
                    help="MxNxK list (comma-separated), a JSONL file of {M,N,K}, or named sets joined by '+': llm, m-sweep, k-sweep")
     p.add_argument("--configs", default=None,
-                   help="JSONL file of config objects, or named spaces joined by '+': broad, wave-study, grouping, default")
+                   help="JSONL file of config objects, or named spaces joined by '+': broad, wave-study, dense-study, grouping, default")
     p.add_argument("--out", required=True, help="JSONL file; records are appended, existing ones are skipped")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     p.add_argument("--budget-s", type=float, default=None, help="stop cleanly after this many seconds")
