@@ -77,18 +77,21 @@ def test_calibrate_cli(tmp_path):
 
 
 def test_fit_measures_the_desync_rate_on_m_sweeps():
-    """The fit measures desync_rate on the M sweeps among the records (the steps at later wave boundaries of 3+
-    CTAs/SM configs) and recovers the rate that made them; without a sweep it keeps its start."""
+    """The fit measures desync_rate and its contention exponent on the M sweeps among the records (the steps at
+    later wave boundaries of 3+ CTAs/SM configs, whose SM loads differ) and recovers the pair that made them;
+    without a sweep it keeps its start."""
     from tuner.space import WAVE_STUDY
 
-    truth = GemmParams.from_dict({"desync_rate": 0.6})
-    sweep = [c for c in WAVE_STUDY[:4] if config_occupancy(H200, c, "bf16")[0].ctas_per_sm >= 3]
+    truth = GemmParams.from_dict({"desync_rate": 0.15, "desync_contention_exponent": 3.0})
+    sweep = [c for c in WAVE_STUDY if config_occupancy(H200, c, "bf16")[0].ctas_per_sm >= 3]
     data = synthetic(truth, [(m, 4096, 4096) for m in range(64, 8193, 64)], sweep)
-    params, report = fit(H200, build_dataset(H200, data), free=["l2_latency_cycles"])
+    params, report = fit(H200, build_dataset(H200, data), free=["l2_latency_cycles"], starts=1)
     assert "wave boundaries" in report["desync_rate"]["from"]
-    assert params.desync_rate == pytest.approx(0.6, rel=0.05) and params.desync_rate == report["desync_rate"]["value"]
+    assert params.desync_rate == pytest.approx(0.15, rel=0.1) and params.desync_rate == report["desync_rate"]["value"]
+    assert params.desync_contention_exponent == pytest.approx(3.0, abs=0.3)
+    assert params.desync_contention_exponent == report["desync_rate"]["exponent"]
     lock = synthetic(GemmParams.from_dict({"desync_rate": 0.0}), [(m, 4096, 4096) for m in range(64, 8193, 64)], sweep)
-    assert fit(H200, build_dataset(H200, lock), free=["l2_latency_cycles"])[0].desync_rate < 0.03
+    assert fit(H200, build_dataset(H200, lock), free=["l2_latency_cycles"], starts=1)[0].desync_rate < 0.03
     # the rate at 2 CTAs/SM is measured on the 2-CTA configs' sweeps alone
     pairs = [c for c in WAVE_STUDY if config_occupancy(H200, c, "bf16")[0].ctas_per_sm == 2][:2]
     two = synthetic(GemmParams.from_dict({"desync_rate_two_ctas": 0.3}), [(m, 4096, 4096) for m in range(64, 8193, 64)],

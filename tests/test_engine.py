@@ -355,10 +355,10 @@ def test_closed_form_edge_cases(kw, G):
         assert_same(ref, run(wl, engine=engine, trace=True), 1e-12)
 
 
-def test_desync_softens_only_later_partial_waves_of_2_plus_ctas_per_sm():
-    """desync_rate (closed form only): after n_full >= 2 full waves at 2+ CTAs/SM the partial wave takes
-    (1 - phi) of its lockstep time + phi R/W of a full wave, phi = 1 - exp(-rate (n_full - 1)); the first two
-    bands and 1 CTA/SM are lockstep; the makespan still grows with the grid; event engines refuse it."""
+def test_desync_softens_only_partial_waves_after_a_full_one_at_2_plus_ctas_per_sm():
+    """desync_rate (closed form only): after n_full >= 1 full waves at 2+ CTAs/SM the partial wave takes
+    (1 - phi) of its lockstep time + phi R/W of a full wave, phi = 1 - exp(-rate n_full); the first band and
+    1 CTA/SM are lockstep; the makespan still grows with the grid; event engines refuse it."""
     from dataclasses import replace
 
     S, K, T = 4, 3, 1e-3
@@ -369,8 +369,8 @@ def test_desync_softens_only_later_partial_waves_of_2_plus_ctas_per_sm():
             t_lock = run(lock(G, k)).span_s
             t = run(replace(lock(G, k), desync_rate=0.7)).span_s
             n_full, R = divmod(G, W)
-            if n_full >= 2 and R:
-                phi = 1 - math.exp(-0.7 * (n_full - 1))
+            if n_full >= 1 and R:
+                phi = 1 - math.exp(-0.7 * n_full)
                 t_part = t_lock - n_full * T
                 assert t == pytest.approx(n_full * T + (1 - phi) * t_part + phi * R / W * T, rel=1e-12)
                 assert t < t_lock

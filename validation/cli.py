@@ -78,7 +78,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _staircase(args: argparse.Namespace) -> int:
     import json
 
-    from validation.staircase import run_staircase
+    from validation.staircase import desync_fit_text, run_staircase
 
     cal = None if args.calibration in (None, "none") else args.calibration
     st = run_staircase(args.gpu, args.measurements, args.out, calibration=cal, dtype=args.dtype,
@@ -122,8 +122,8 @@ def _staircase(args: argparse.Namespace) -> int:
                           f"{ref['configs']} configs {ref['simulator_spurious_per_config']:.2f} / "
                           f"{ref['simulator_missed_per_config']:.2f}")
         for fit in st.get("desync_fit") or []:
-            print(f"wave de-synchronisation at {fit['occupancy']}: the simulator uses rate {fit['model_desync_rate']:.2f}, "
-                  f"this sweep's steps imply {fit['desync_rate']:.2f} ({fit['points']} later wave boundaries, "
+            print(f"wave de-synchronisation at {fit['occupancy']}: the simulator uses {desync_fit_text(fit, 'model_')}, "
+                  f"this sweep's steps imply {desync_fit_text(fit)} ({fit['points']} later wave boundaries, "
                   f"{fit['sweeps']} configs)")
         print(f"plots and staircase.json in {args.out}")
     return 0

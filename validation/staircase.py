@@ -371,16 +371,24 @@ def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
                 [e for t in targets.values() for e in t[name]["jump_error_at_wave_boundaries"]])}
 
 
-def fit_desync_rate(spec, st: dict[str, Any], params, field: str = "desync_rate") -> dict[str, Any] | None:
-    """The de-synchronisation rate (`field`: desync_rate at 3+ CTAs/SM, desync_rate_two_ctas at 2) the sweep of a
-    staircase analysis implies for the model with `params` (wavesim.calibration.desync_rate_from_sweeps, over
-    every measured pass)."""
+def desync_fit_text(fit: dict[str, Any], which: str = "") -> str:
+    """'rate R' or 'rate R x load ** E' of one desync_fit entry: the model's (which='model_') or the sweep's."""
+    rate = fit[f"{which}desync_rate"]
+    exponent = fit.get(f"{which}contention_exponent")
+    return f"rate {rate:.2f}" + (f" x (n x solo_frac) ** {exponent:.2f}" if exponent is not None else "")
+
+
+def fit_desync_rate(spec, st: dict[str, Any], params, field: str = "desync_rate",
+                    fit_exponent: bool = True) -> dict[str, Any] | None:
+    """The de-synchronisation rate (`field`: desync_rate at 3+ CTAs/SM, with its contention exponent unless not
+    `fit_exponent`; desync_rate_two_ctas at 2) the sweep of a staircase analysis implies for the model with
+    `params` (wavesim.calibration.desync_rate_from_sweeps, over every measured pass)."""
     from wavesim.calibration import desync_rate_from_sweeps
     from wavetune.config import LaunchConfig
 
     sweeps = [(LaunchConfig.from_key(c["config"]), st["N"], st["K"], c["M"],
                [c["measured_ms"]] + ([c["repeat"]["measured_ms"]] if "repeat" in c else [])) for c in st["configs"]]
-    return desync_rate_from_sweeps(spec, sweeps, params, st["dtype"], field)
+    return desync_rate_from_sweeps(spec, sweeps, params, st["dtype"], field, fit_exponent)
 
 
 # ============================================================================ plots
@@ -521,8 +529,8 @@ def staircase_markdown(st: dict[str, Any]) -> str:
                      f"every step predicted: {'holds' if sm['all_steps_predicted'] else 'does NOT hold'}).")
     for fit in st.get("desync_fit") or []:
         lines.append(f"- **wave de-synchronisation at {fit['occupancy']}** (wavesim/engine/desync.py): the simulator "
-                     f"(calibrated, else priors) uses rate {fit['model_desync_rate']:.2f}; this sweep's steps at "
-                     f"{fit['points']} later wave boundaries of {fit['sweeps']} such configs imply {fit['desync_rate']:.2f}.")
+                     f"(calibrated, else priors) uses {desync_fit_text(fit, 'model_')}; this sweep's steps at "
+                     f"{fit['points']} later wave boundaries of {fit['sweeps']} such configs imply {desync_fit_text(fit)}.")
     return "\n".join(lines) + "\n"
 
 
@@ -588,6 +596,9 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
             st["desync_fit"].append({"field": field, "occupancy": occupancy, "desync_rate": fit["value"],
                                      "points": fit["points"], "sweeps": fit["sweeps"],
                                      "model_desync_rate": getattr(model, field)})
+            if "exponent" in fit:
+                st["desync_fit"][-1].update(contention_exponent=fit["exponent"],
+                                            model_contention_exponent=model.desync_contention_exponent)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_staircases(st, out)

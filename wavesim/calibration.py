@@ -24,8 +24,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from hwspecs import GPUSpec
-from wavesim.kernels.gemm import (DESYNC_RATE_FIELDS, GemmBatch, GemmParams, config_occupancy, desync_rate_field,
-                                  simulate_batch)
+from wavesim.kernels.gemm import (DESYNC_LOAD_MIN_CTAS, DESYNC_RATE_FIELDS, GemmBatch, GemmParams, config_occupancy,
+                                  desync_rate_field, simulate_batch, workload_arrays)
 from wavetune.records import open_text
 
 CALIBRATION_DIR = Path(__file__).resolve().parent / "data" / "calibration"
@@ -66,6 +66,7 @@ BOUNDS = {
     "single_row_l2_fraction": (0.01, 1.0),
     "l2_request_overhead_bytes": (1.0, 1024.0),
     "desync_rate": (0.01, 5.0),
+    "desync_contention_exponent": (0.0, 6.0),
     "desync_rate_two_ctas": (0.01, 5.0),
     "load_slowdown": (0.0, 2.0),
 }
@@ -120,18 +121,22 @@ def fast_end_weights(ds: Dataset, temperature: float = 0.15, floor: float = 0.05
 
 FIT_STARTS = 4          # least-squares starts of `fit` (its docstring says why more than one)
 MIN_SWEEP_POINTS = 32   # a config measured at this many M of one (N, K) is an M sweep
+EXPONENT_GRID_STEP = 0.5  # desync_rate_from_sweeps' grid over desync_contention_exponent (then refined)
 
 
 def desync_rate_from_sweeps(spec: GPUSpec, sweeps, params: GemmParams, dtype: str = "bf16",
-                            field: str = "desync_rate") -> dict | None:
+                            field: str = "desync_rate", fit_exponent: bool = True) -> dict | None:
     """A de-synchronisation rate (wavesim/engine/desync.py; `field`: desync_rate, the one at 3+ CTAs/SM, or
-    desync_rate_two_ctas) that best reproduces measured M sweeps' steps: a one-parameter least squares of the
-    model's log jumps against the measured ones (averaged over passes) at the wave boundaries after 2+ full
-    waves of the configs whose occupancy uses that rate (the steps the rate softens; fitted on the whole later
-    bands instead, where the hardware also ramps up within a band, it comes out about 3x larger and
-    over-smooths the steps: N = K = 4096 sweep 0.66 against 0.19 with specs alone).
-    `sweeps`: [(config, N, K, Ms sorted and distinct, [measured times at Ms, one array per pass])]. None when
-    no sweep has such a band."""
+    desync_rate_two_ctas) that best reproduces measured M sweeps' steps: a least squares of the model's log
+    jumps against the measured ones (averaged over passes) at the wave boundaries after 1+ full waves of the
+    configs whose occupancy uses that rate (the steps the rate softens; fitted on the whole later bands instead,
+    where the hardware also ramps up within a band, it comes out about 3x larger and over-smooths the steps:
+    N = K = 4096 sweep 0.66 against 0.19 with specs alone). For desync_rate, with `fit_exponent`, the rate and
+    its growth with the SM's load (desync_contention_exponent, wavesim/kernels/gemm.py desync_rates) are fitted
+    together: a grid over the exponent, the rate fitted at each; without it (one config: no spread of loads to
+    tell them apart) the exponent stays params'.
+    `sweeps`: [(config, N, K, Ms sorted and distinct, [measured times at Ms, one array per pass])]. Returns
+    {"value", "exponent" (desync_rate only), "points", "sweeps"}; None when no sweep has such a band."""
     from dataclasses import replace
 
     from scipy.optimize import minimize_scalar
@@ -152,21 +157,45 @@ def desync_rate_from_sweeps(spec: GPUSpec, sweeps, params: GemmParams, dtype: st
     if not pairs:
         return None
     batch = GemmBatch.build(spec, dtype, Ms, Ns, Ks, cfgs)
-    later = np.array([batch.waves[j] >= 3 and batch.waves[j] == batch.waves[i] + 1 for i, j in pairs])
+    later = np.array([batch.waves[j] >= 2 and batch.waves[j] == batch.waves[i] + 1 for i, j in pairs])
     if not later.any():
         return None
     a, b = np.array(pairs)[later].T
     hw = np.array(hw)[later]
 
-    def loss(rate):
-        t = np.log(simulate_batch(batch, replace(params, **{field: rate})).makespan_s)
-        return float(np.sum((t[b] - t[a] - hw) ** 2))
+    def best_rate(**fixed):
+        def loss(rate):
+            t = np.log(simulate_batch(batch, replace(params, **fixed, **{field: rate})).makespan_s)
+            return float(np.sum((t[b] - t[a] - hw) ** 2))
+        res = minimize_scalar(loss, bounds=(0.0, BOUNDS[field][1]), method="bounded", options={"xatol": 1e-3})
+        return float(res.fun), float(res.x)
 
-    res = minimize_scalar(loss, bounds=(0.0, BOUNDS[field][1]), method="bounded", options={"xatol": 1e-3})
-    return {"value": float(res.x), "points": int(later.sum()), "sweeps": len({(c, n, k) for c, n, k in zip(cfgs, Ns, Ks)})}
+    out = {"points": int(later.sum()), "sweeps": len({(c, n, k) for c, n, k in zip(cfgs, Ns, Ks)})}
+    if field != "desync_rate" or not fit_exponent:
+        return {"value": best_rate()[1], **out}
+    lo, hi = BOUNDS["desync_contention_exponent"]
+    grid = np.arange(lo, hi + 1e-9, EXPONENT_GRID_STEP)
+    fits = [best_rate(desync_contention_exponent=float(e)) for e in grid]
+    i = int(np.argmin([f[0] for f in fits]))
+    # refine between the grid's neighbours of the best point
+    res = minimize_scalar(lambda e: best_rate(desync_contention_exponent=float(e))[0], method="bounded",
+                          bounds=(grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]), options={"xatol": 1e-2})
+    exponent = float(res.x) if res.fun < fits[i][0] else float(grid[i])
+    return {"value": best_rate(desync_contention_exponent=exponent)[1], "exponent": exponent, **out}
 
 
-def sweep_desync_rate(ds: Dataset, params: GemmParams, field: str = "desync_rate") -> dict | None:
+def load_shift(ds: Dataset, before: GemmParams, after: GemmParams) -> float:
+    """How far a change of parameters moves the SM loads n x solo_frac of the records at 3+ CTAs/SM (the loads
+    desync_rate is scaled by): the geometric median of load(before) / load(after); 1.0 without such records."""
+    w0, w1 = workload_arrays(ds.batch, before), workload_arrays(ds.batch, after)
+    sel = w0["slots_per_sm"] >= DESYNC_LOAD_MIN_CTAS
+    if not sel.any():
+        return 1.0
+    return float(np.exp(np.median(np.log(w0["solo_frac"][sel] / w1["solo_frac"][sel]))))
+
+
+def sweep_desync_rate(ds: Dataset, params: GemmParams, field: str = "desync_rate",
+                      fit_exponent: bool = True) -> dict | None:
     """desync_rate_from_sweeps on the M sweeps among a dataset's records (>= MIN_SWEEP_POINTS M values of one
     config and (N, K))."""
     groups: dict[tuple, dict[float, float]] = {}
@@ -174,7 +203,8 @@ def sweep_desync_rate(ds: Dataset, params: GemmParams, field: str = "desync_rate
         groups.setdefault((c, ds.batch.N[i], ds.batch.K[i]), {})[ds.batch.M[i]] = ds.ms[i]
     sweeps = [(c, N, K, sorted(t), [[t[m] for m in sorted(t)]]) for (c, N, K), t in groups.items()
               if len(t) >= MIN_SWEEP_POINTS]
-    return desync_rate_from_sweeps(ds.batch.spec, sweeps, params, ds.batch.dtype, field) if sweeps else None
+    return (desync_rate_from_sweeps(ds.batch.spec, sweeps, params, ds.batch.dtype, field, fit_exponent)
+            if sweeps else None)
 
 
 def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Sequence[str] | None = None,
@@ -229,11 +259,22 @@ def fit(spec: GPUSpec, ds: Dataset, *, start: GemmParams | None = None, free: Se
             continue
         # the full least squares hardly sees a rate (it moves a few points of a sweep): fit it on the
         # sweeps' jumps alone with the rest fixed, then refit the rest once with the rates
-        measured = sweep_desync_rate(ds, params_of(sol.x), field)
+        measured = sweep_desync_rate(ds, params_of(sol.x), field, "desync_contention_exponent" not in names)
         if measured is not None:
             base[field], measured_any = measured["value"], True
             rates[field] = {"value": measured["value"], "from": f"{measured['points']} wave boundaries of "
                                                                 f"{measured['sweeps']} swept configs in the records"}
+            if "exponent" in measured:
+                base["desync_contention_exponent"] = rates[field]["exponent"] = measured["exponent"]
+        elif field == "desync_rate":
+            # no sweep to measure it on: keep the start's rate per config. The rate multiplies the SM load
+            # n x solo_frac, which the fit moves (H200: the fitted loads are ~0.6x the priors'), so the start's
+            # rate at load 1 is rescaled by how far the records' loads moved.
+            shift = load_shift(ds, start, params_of(sol.x))
+            base[field] = start.desync_rate * shift ** start.desync_contention_exponent
+            measured_any = shift != 1.0
+            rates[field] = {"value": base[field], "from": f"start, rescaled to the fitted SM loads (x {shift:.3f} "
+                                                          "** exponent; no M sweep at 3+ CTAs/SM in the records)"}
     if measured_any:
         sol = solve(sol.x)
         nfev += int(sol.nfev)

@@ -18,7 +18,7 @@ With ``load_slowdown`` kappa > 0 the rates of each phase are first computed as a
 load u (the fraction of the chip's SM math in use, ``phase_loads``), and are then recomputed with compute_s
 x (1 + kappa u) and the L2 pool / (1 + kappa u): the same rule the event engines apply at every event.
 
-With ``desync_rate`` > 0 and 2+ slots per SM, the partial wave after n_full >= 2 full waves is priced with
+With ``desync_rate`` > 0 and 2+ slots per SM, the partial wave after n_full >= 1 full waves is priced with
 the expected de-synchronisation of later waves (desync.py): part of it streams in at R / W of a full wave;
 both groups' end times scale with it. desync_rate = 0 (the default) is the lockstep model of the engines.
 

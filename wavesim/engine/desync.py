@@ -1,25 +1,27 @@
 """Expected de-synchronisation of later waves: a closed-form term on top of the lockstep schedule.
 
 The engines deal identical CTAs in lockstep: every full wave starts and ends together, and a partial last
-wave of R CTAs starts together after them. On the H200 that holds for the first wave, and for every wave at
-1 CTA/SM; co-resident CTAs fall out of step from wave to wave (per-CTA traces,
-validation/reports/h200/traces/TRACES.md: at 3+ CTAs/SM the last wave's starts spread over 16-31% of a CTA
-time), the slots free at spread-out times, and the partial last wave streams in as they free instead of
-waiting for the whole wave. Measured latency then ramps up within a wave band and its steps shrink from wave
-to wave (validation/reports/h200/staircase/: +15% at the 3rd wave, +8% at the 4th and +4% at the 5th for
-64x128x64 at 3 CTAs/SM, where lockstep gives +30%, +18%, +14%). At 2 CTAs/SM the drift is slower but there
-(128x128x64 at 2 CTAs/SM on N = K = 4096: the tail after the 1st..7th full wave costs 0.63, 0.56, 0.48, 0.40,
-.., 0.26, 0.10 of a wave, lockstep 0.71 throughout); at 1 CTA/SM the sweeps show none.
+wave of R CTAs starts together after them. On the H200 that holds at 1 CTA/SM; co-resident CTAs fall out of
+step (per-CTA traces, validation/reports/h200/traces/TRACES.md: at 3+ CTAs/SM the last wave's starts spread
+over 16-31% of a CTA time; validation/data/h200/traces/trace_dense_*_4096.npz: at 7-10 CTAs/SM of 3-stage
+wgmma tiles the first wave's earliest 5% of CTAs already end at 0.7 of the median CTA time), the slots free at
+spread-out times, and the partial wave streams in as they free instead of waiting for the whole wave.
+Measured latency then ramps up within a wave band and its steps shrink from wave to wave
+(validation/reports/h200/staircase/: +15% at the 3rd wave, +8% at the 4th and +4% at the 5th for 64x128x64 at
+3 CTAs/SM, where lockstep gives +30%, +18%, +14%). At 2 CTAs/SM the drift is slower but there (128x128x64 at
+2 CTAs/SM on N = K = 4096: the tail after the 1st..7th full wave costs 0.63, 0.56, 0.48, 0.40, .., 0.26, 0.10
+of a wave, lockstep 0.71 throughout); at 1 CTA/SM the sweeps show none.
 
-Model: after n_full >= 2 full waves, a fraction phi = 1 - exp(-desync_rate * (n_full - 1)) of the launch is
-out of step (none after the first wave, which starts together), and that fraction of the partial wave takes
-its share of a full wave, R / W * T_full, instead of its lockstep time t_part:
+Model: after n_full >= 1 full waves, a fraction phi = 1 - exp(-desync_rate * n_full) of the launch is out of
+step, and that fraction of the partial wave takes its share of a full wave, R / W * T_full, instead of its
+lockstep time t_part:
 
     t_part' = (1 - phi) * t_part + phi * R / W * T_full          (slots_per_sm >= DESYNC_MIN_SLOTS)
 
-The rate depends on the occupancy (the kernel model passes the one that applies: wavesim/kernels/gemm.py).
-It is an expected value over the hardware's variation, not an event: the event engines either keep the
-lockstep schedule or, with jitter, de-synchronise the waves themselves, so they take no desync_rate.
+The rate depends on the occupancy and, at 3+ CTAs/SM, on how far the CTAs oversubscribe their SM (the kernel
+model passes each record its own: wavesim/kernels/gemm.py desync_rates). It is an expected value over the
+hardware's variation, not an event: the event engines either keep the lockstep schedule or, with jitter,
+de-synchronise the waves themselves, so they take no desync_rate.
 
 The rates are measured on M sweeps (wavesim.calibration.desync_rate_from_sweeps: the rate whose steps best
 match the measured ones at the later wave boundaries); `wavetune calibrate` does that on the sweeps among
@@ -38,8 +40,8 @@ def out_of_step_fraction(n_full, slots_per_sm, desync_rate) -> np.ndarray:
     """phi: the fraction of the slots that free out of step when the partial wave starts."""
     n_full = np.asarray(n_full, dtype=np.float64)
     rate = np.asarray(desync_rate, dtype=np.float64)
-    on = (np.asarray(slots_per_sm) >= DESYNC_MIN_SLOTS) & (n_full >= 2) & (rate > 0)
-    return np.where(on, -np.expm1(-rate * np.maximum(n_full - 1, 0.0)), 0.0)
+    on = (np.asarray(slots_per_sm) >= DESYNC_MIN_SLOTS) & (n_full >= 1) & (rate > 0)
+    return np.where(on, -np.expm1(-rate * n_full), 0.0)
 
 
 def partial_wave_time(t_part, R, W, t_full, phi) -> np.ndarray:

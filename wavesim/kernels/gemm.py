@@ -33,8 +33,10 @@ Per CTA the model gives the engines (wavesim.engine):
   dram_bytes = DRAM traffic of the launch / G: A, B and C once when A and B fit in the L2 share, else
             what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
             inflated for short contiguous segments (a tile row of B is only BN elements long)
-  desync_rate: the expected de-synchronisation of later waves (wavesim/engine/desync.py): desync_rate at 3+
-            CTAs/SM, desync_rate_two_ctas at 2 (co-resident pairs drift apart more slowly), none at 1
+  desync_rate: the expected de-synchronisation of later waves (wavesim/engine/desync.py): at 3+ CTAs/SM
+            desync_rate x (n x solo_frac) ** desync_contention_exponent (the more the n CTAs oversubscribe their
+            SM, the faster they fall out of step), desync_rate_two_ctas at 2 (co-resident pairs drift apart more
+            slowly), none at 1
   load_slowdown: kappa of the engines' chip-load rule (wavesim.engine): a phase in which a fraction u of the
             chip's SM math is in use runs its SM-side work 1 + kappa u slower (tails on a light chip run faster)
   sm_queueing: on. A K step is a latency wait and then SM work, so co-resident CTAs collide at the SM
@@ -92,6 +94,7 @@ class GemmParams:
     single_row_l2_fraction: float
     l2_request_overhead_bytes: float
     desync_rate: float
+    desync_contention_exponent: float
     desync_rate_two_ctas: float
     load_slowdown: float
 
@@ -271,22 +274,34 @@ def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: fl
 
 # The de-synchronisation rates (GemmParams fields) and the occupancies they apply to (desync_rate_field).
 DESYNC_RATE_FIELDS = {"desync_rate": "3+ CTAs/SM", "desync_rate_two_ctas": "2 CTAs/SM"}
+DESYNC_LOAD_MIN_CTAS = 3   # desync_rate, scaled by the SM load, applies from this many CTAs/SM
 
 
 def desync_rate_field(ctas_per_sm: int) -> str | None:
     """The GemmParams field of the de-synchronisation rate at this occupancy (wavesim/engine/desync.py): pairs of
     co-resident CTAs drift apart more slowly than 3+; one CTA per SM stays in step (None)."""
-    return "desync_rate" if ctas_per_sm >= 3 else "desync_rate_two_ctas" if ctas_per_sm == 2 else None
+    return ("desync_rate" if ctas_per_sm >= DESYNC_LOAD_MIN_CTAS else "desync_rate_two_ctas" if ctas_per_sm == 2
+            else None)
 
 
-def desync_rates(ctas_per_sm: np.ndarray, p: GemmParams) -> np.ndarray:
-    """Each record's de-synchronisation rate by its occupancy (desync_rate_field's rule, 0 where it is None)."""
+def desync_rates(ctas_per_sm: np.ndarray, solo_frac: np.ndarray, p: GemmParams) -> np.ndarray:
+    """Each record's de-synchronisation rate by its occupancy (desync_rate_field's rule, 0 where it is None).
+    At 3+ CTAs/SM it grows with the SM's load n x solo_frac (the lone CTAs' worth of SM work the n co-resident
+    CTAs ask for): desync_rate x load ** desync_contention_exponent. CTAs that queue for a full SM fall out of
+    step; CTAs that mostly wait on their loads stay in it (H200 dense study, validation/data/h200/dense/:
+    per-config rates 0.2-0.7 at loads 1.0-1.4, 1.3-5 at loads 1.8-2.4; wavesim/data/gemm_priors.toml)."""
     k = np.asarray(ctas_per_sm)
-    out = np.zeros(k.shape)
+    load = k * np.asarray(solo_frac, dtype=np.float64)
+    out = np.zeros(np.broadcast(k, load).shape)
+    k = np.broadcast_to(k, out.shape)
+    load = np.broadcast_to(load, out.shape)
     for occ in np.unique(k):
         field = desync_rate_field(int(occ))
-        if field:
-            out[k == occ] = getattr(p, field)
+        sel = k == occ
+        if field == "desync_rate":
+            out[sel] = p.desync_rate * load[sel] ** p.desync_contention_exponent
+        elif field:
+            out[sel] = getattr(p, field)
     return out
 
 
@@ -323,15 +338,16 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     t_lat = t_lat + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them.
     t_share = np.maximum(t_math, t_port) + p.k_step_overhead_cycles / clock
+    solo_frac = t_share / np.maximum(t_share, t_lat)
     store_s = b.bm * b.bn * elem / l2_Bps
     return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
-            "solo_frac": t_share / np.maximum(t_share, t_lat),
+            "solo_frac": solo_frac,
             "l2_bytes": L * port_bytes, "l2_Bps": l2_Bps * spec.sm_count,
             "dram_bytes": dram_total / grid * _dram_access_factor(b, elem, p.dram_segment_half_bytes),
             "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
             "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
-            "launch_overhead_s": p.launch_overhead_s, "desync_rate": desync_rates(b.ctas_per_sm, p),
+            "launch_overhead_s": p.launch_overhead_s, "desync_rate": desync_rates(b.ctas_per_sm, solo_frac, p),
             "load_slowdown": p.load_slowdown, "sm_queueing": True}
 
 
