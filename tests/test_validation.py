@@ -341,15 +341,17 @@ def test_layers_measured_after_the_model_was_fixed(folder, layer, ctas, steps, m
 # inherited the same clock state from the same predecessors in every pass and order effects repeated as steps
 # (validation/data/h200/traces/trace_jagged_7168.json); passes 5-6 ran in shuffled orders (--order-seed). A step
 # that every pass shows is a step of the kernel, whatever the order. (first-pass files, layer, calibration: None =
-# the shipped one; steps every pass shows, of them predicted, predicted jumps in no pass; measured in session 12:
-# 4096 46 / 47, 6; 4608 43 / 44, 2; 5120 44 / 46, 5; fresh5 47 / 49, 5; fresh6 48 / 54, 6; fresh7 53 / 55, 3.)
+# the shipped one; steps every pass shows, of them missed at most, predicted jumps in no pass at most. Measured in
+# session 13, with the load-driven de-synchronisation: 4096 47 / 47, 5; 4608 43 / 44, 2; 5120 44 / 46, 4; fresh5
+# 48 / 49, 5; fresh6 50 / 54, 7; fresh7 53 / 55, 3. Session 12: 46 / 47, 6; 43 / 44, 2; 44 / 46, 5; 47 / 49, 5;
+# 48 / 54, 6; 53 / 55, 3.)
 SIX_PASS_SWEEPS = [
     (("gemm/m_sweep.jsonl", "gemm/resume_check.jsonl"), "holdout/m_sweep", (4096, 4096),
-     "reports/h200/staircase/calibration_holdout_4096x4096.json", 45, 1, 7),
-    (("holdout/m_sweep_holdout.jsonl",), "holdout/m_sweep_holdout", (4608, 3584), None, 42, 1, 4),
-    (("fresh/m_sweep_fresh.jsonl",), "fresh/m_sweep_fresh", (5120, 5120), None, 44, 2, 6),
-    (("fresh5/m_sweep_fresh5.jsonl",), "fresh5/m_sweep_fresh5", (3584, 4096), None, 47, 2, 6),
-    (("fresh6/m_sweep_fresh6.jsonl",), "fresh6/m_sweep_fresh6", (8192, 2048), None, 50, 6, 7),
+     "reports/h200/staircase/calibration_holdout_4096x4096.json", 45, 0, 6),
+    (("holdout/m_sweep_holdout.jsonl",), "holdout/m_sweep_holdout", (4608, 3584), None, 42, 1, 3),
+    (("fresh/m_sweep_fresh.jsonl",), "fresh/m_sweep_fresh", (5120, 5120), None, 44, 2, 5),
+    (("fresh5/m_sweep_fresh5.jsonl",), "fresh5/m_sweep_fresh5", (3584, 4096), None, 47, 1, 6),
+    (("fresh6/m_sweep_fresh6.jsonl",), "fresh6/m_sweep_fresh6", (8192, 2048), None, 50, 4, 8),
     (("fresh7/m_sweep_fresh7.jsonl",), "fresh7/m_sweep_fresh7", (7168, 7168), None, 50, 2, 4),
 ]
 
@@ -371,9 +373,40 @@ def test_steps_that_every_pass_shows_in_any_order(first, stem, nk, cal, every, m
     assert sp["passes"] == 6
     assert sp["steps_in_every_pass"] >= every and sp["missed_of_them"] <= missed
     assert sp["predicted_in_no_pass"] <= no_pass
-    # against one pass, the simulator errs about as often as another measured pass of the same configs (session 12:
-    # 21.3 / 24.9, 20.8 / 25.5, 32.0 / 38.8, 18.0 / 18.0, 29.7 / 28.4, 50.5 / 65.9)
-    assert sum(sp["simulator"].values()) <= 1.1 * sum(sp["other_pass"].values())
+    # against one pass, the simulator errs about as often as another measured pass of the same configs (session 13:
+    # 19.3 / 24.9, 21.2 / 25.5, 31.0 / 38.8, 17.0 / 18.0, 27.7 / 28.4, 50.2 / 65.9; session 12: 21.3, 20.8, 32.0,
+    # 18.0, 29.7, 50.5)
+    assert sum(sp["simulator"].values()) <= 1.05 * sum(sp["other_pass"].values())
+
+
+# The dense study (session 13, validation/data/h200/dense/: 9 configs at 6-10 CTAs/SM, wgmma and mma.sync, three
+# passes each in its own shuffled order, never fitted) on two layers: (files' layer stem, N, K; steps every pass
+# shows, of them missed at most, predicted jumps in no pass at most). Measured: 4096 16 / 22, 1; 8192 x 2048 19 / 23,
+# 6 (the session-12 model: 18 / 22, 2 and 16 / 23, 8). Most misses are steps the hardware splits in two at the first
+# wave boundary (the earliest slots free at 0.7 of a CTA time: test_trace.py), which the model streams in.
+DENSE_SWEEPS = [("m_sweep", 4096, 4096, 20, 7, 2), ("m_sweep_fresh6", 8192, 2048, 21, 5, 7)]
+
+
+@pytest.mark.parametrize("stem, N, K, every, missed, no_pass", DENSE_SWEEPS)
+def test_dense_study_steps_and_the_load_it_desynchronises_by(stem, N, K, every, missed, no_pass):
+    """Out of sample (never fitted): the steps all three passes show, and the de-synchronisation the sweep implies
+    grows with the SM load as the shipped model's does (exponent 3.0 and 1.3 measured; the model's 3.35)."""
+    import hwspecs
+    from validation.measurements import dedupe_latest, load_measurements
+    from validation.staircase import fit_desync_rate, staircase_analysis
+    from wavesim.calibration import load_calibration
+
+    d = DATA.parent / "dense"
+    load = lambda p: dedupe_latest(load_measurements([str(d / f"{stem}_dense_pass{p}.jsonl.gz")], gpu="h200"))  # noqa: E731
+    spec, cal = hwspecs.load_gpu("h200"), load_calibration("auto", "h200")
+    st = staircase_analysis(spec, load(1), N, K, cal, repeat=load(2), more_passes=[load(3)])
+    assert set(st["ctas_per_sm_covered"]) == {6, 7, 8, 9, 10}
+    sp = st["summary"]["calibrated"]["repeat"]["single_pass"]
+    assert sp["passes"] == 3 and sp["steps_in_every_pass"] >= every
+    assert sp["missed_of_them"] <= missed and sp["predicted_in_no_pass"] <= no_pass
+    assert sum(sp["simulator"].values()) <= sum(sp["other_pass"].values())    # 28.3 / 38.0, 38.7 / 50.7
+    assert st["summary"]["calibrated"]["median_err_scaled_worst_config"] <= 0.08  # 3.7%, 4.8%
+    assert fit_desync_rate(spec, st, cal)["exponent"] >= 1.0
 
 
 def test_pipeline_depth_of_lone_ctas_matches_the_stage_study():

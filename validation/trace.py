@@ -147,7 +147,11 @@ def launch_stats(sm, start_s, end_s, slots: int, sm_count: int, cycles=None) -> 
            "cta_s_later_full_waves": float(np.median(dur[later])) if later.any() else None,
            "cta_s_last_wave": float(np.median(dur[last])) if n_gen > 1 else None,
            "last_wave_start_spread_s": float(np.percentile(start_s[last], 90) - np.percentile(start_s[last], 10))
-           if n_gen > 1 else 0.0}
+           if n_gen > 1 else 0.0,
+           # how early the first slots free for the next wave: the earliest 5% of first-wave CTAs' ends, in
+           # median first-wave CTA times (1.0: the first wave ends in step)
+           "first_wave_end_p05_over_cta_time": float(np.percentile(end_s[gen == 0] - start_s.min(), 5)
+                                                     / np.median(dur[gen == 0])) if n_gen > 1 else None}
     if n_gen == 1:
         out["cta_s_by_ctas_on_sm"] = cta_time_by_ctas_on_sm(sm, dur, sm_count)
     if later.any():
@@ -158,6 +162,19 @@ def launch_stats(sm, start_s, end_s, slots: int, sm_count: int, cycles=None) -> 
         out["clock_hz_first_wave"] = float(np.median(hz[gen == 0]))
         out["clock_hz_last_wave"] = float(np.median(hz[last]))
     return out
+
+
+def max_ctas_on_sm(sm, start, end) -> int:
+    """The most CTAs any SM ran at once in a trace: the occupancy the traced kernel really had (the tracing code
+    can cost registers, and so a CTA per SM, where a config is register-bound)."""
+    sm, start, end = (np.asarray(x) for x in (sm, start, end))
+    t = np.concatenate([start, end])
+    step = np.concatenate([np.ones(len(start), np.int64), -np.ones(len(end), np.int64)])
+    order = np.lexsort((step, t, np.concatenate([sm, sm])))   # per SM by time, an end before a start at a tie
+    s_sorted, running = np.concatenate([sm, sm])[order], np.cumsum(step[order])
+    first = np.r_[0, np.flatnonzero(np.diff(s_sorted)) + 1]
+    base = np.repeat(np.r_[0, running[first[1:] - 1]], np.diff(np.r_[first, len(order)]))
+    return int((running - base).max())
 
 
 def cta_time_by_ctas_on_sm(sm: np.ndarray, dur: np.ndarray, sm_count: int) -> dict[str, float]:
@@ -236,11 +253,15 @@ def compare(trace_files, gpu: str, params=None) -> list[dict]:
         N, K = meta["N"], meta["K"]
         launch = key.rsplit("/", 1)[0]
         a = arrays[key].astype(np.int64)
-        hw = launch_stats(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, slots, spec.sm_count, cycles=a[:, 3])
+        traced_slots = max_ctas_on_sm(a[:, 0], a[:, 1], a[:, 2])
+        # the hardware's SM-local waves at the occupancy the traced kernel had (see max_ctas_on_sm)
+        hw = launch_stats(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, min(slots, traced_slots), spec.sm_count,
+                          cycles=a[:, 3])
         r = run(model.workload(spec, GemmProblem(M, N, K), cfg, params), trace=True)
         sim = launch_stats(r.trace.sm, r.trace.start_s, r.trace.end_s, slots, spec.sm_count)
         reps = [arrays[k] for k in arrays if k.startswith(f"{launch}/")]
-        rows.append({"config": cfg.key, "ctas_per_sm": slots, "M": M, "N": N, "K": K, "file": str(f),
+        rows.append({"config": cfg.key, "ctas_per_sm": slots, "traced_ctas_per_sm": traced_slots, "M": M, "N": N,
+                     "K": K, "file": str(f),
                      "ms_untraced": meta["launches"][launch]["ms"],
                      "ms_traced": meta["launches"][launch]["ms_traced"],
                      "span_s_reps": [float((r_[:, 2].max() - r_[:, 1].min()) * 1e-9) for r_ in reps],
@@ -299,6 +320,23 @@ def first_wave_coresidence(rows: list[dict]) -> list[dict]:
                          "launches_with_both": len(steps),
                          "one_per_sm_growth": ones[-1] / ones[0] if len(ones) > 1 else None}
         out.append(row)
+    return out
+
+
+def first_wave_ends(rows: list[dict]) -> list[dict]:
+    """Per layer and config, over its launches of 2+ SM-local waves (compare() rows): the median of
+    first_wave_end_p05_over_cta_time, hardware and simulated (the engines keep the first wave in step: 1.0), and
+    the traced kernel's occupancy where it differs from the model's."""
+    out = []
+    for N, K, cfg in sorted({(r["N"], r["K"], r["config"]) for r in rows}):
+        sel = [r for r in rows if (r["N"], r["K"], r["config"]) == (N, K, cfg)
+               and r["hardware"]["first_wave_end_p05_over_cta_time"] is not None]
+        if not sel:
+            continue
+        out.append({"N": N, "K": K, "config": cfg, "ctas_per_sm": sel[0]["ctas_per_sm"],
+                    "traced_ctas_per_sm": min(r["traced_ctas_per_sm"] for r in sel), "launches": len(sel),
+                    **{side: _median_of(sel, side, "first_wave_end_p05_over_cta_time")
+                       for side in ("hardware", "simulated")}})
     return out
 
 
@@ -446,14 +484,15 @@ def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label:
     except ValueError:
         load = None  # no traced launch ends in a light tail
     first = first_wave_coresidence(rows)
+    ends = first_wave_ends(rows)
     (out_dir / "traces.json").write_text(json.dumps({"gpu": gpu, "calibration": calibration_label,
                                                       "gpcs": gpcs, "summary": summary, "sm_classes": classes,
                                                       "load_slowdown": load, "first_waves": first,
-                                                      "launches": rows}, indent=1))
+                                                      "first_wave_ends": ends, "launches": rows}, indent=1))
     _write_markdown(out_dir / "TRACES.md", gpu, calibration_label, trace_files, summary, rows, plots, classes,
-                    layers, gpcs, load, first)
+                    layers, gpcs, load, first, ends)
     return {"summary": summary, "launches": rows, "sm_classes": classes, "load_slowdown": load,
-            "first_waves": first}
+            "first_waves": first, "first_wave_ends": ends}
 
 
 def load_slowdown_line(load: dict) -> str:
@@ -473,7 +512,7 @@ def _fmt(x, spec=".2f"):
 
 
 def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, plots, classes, layers, gpcs,
-                    load=None, first=()):
+                    load=None, first=(), ends=()):
     lines = ["# Per-CTA hardware traces against the simulator", "",
              f"GPU `{gpu}`; traces: {', '.join(f'`{f}`' for f in trace_files)}; simulator calibration: "
              f"{calibration_label}. Regenerate: `wavetune trace-report --gpu {gpu} --traces ... --out DIR`.", "",
@@ -520,6 +559,19 @@ def _write_markdown(path, gpu, calibration_label, trace_files, summary, rows, pl
             lines.append(f"| {f['N']} x {f['K']} | {f['config']} | {f['ctas_per_sm']} | {f['M'][0]}..{f['M'][-1]} | "
                          f"{pair('one_more_cta_on_sm')} ({f['hardware']['launches_with_both']}) | "
                          f"{pair('one_per_sm_growth')} |")
+        lines.append("")
+    if ends:
+        lines += ["## How early the first wave frees its slots", "",
+                  "Launches of 2+ SM-local waves: the earliest 5% of the first wave's CTAs end at this fraction of the "
+                  "median first-wave CTA time (median over launches; the simulator's engines keep the first wave in "
+                  "step, 1.0, and price the streaming-in as the expected de-synchronisation, wavesim/engine/desync.py). "
+                  "Where the traced kernel ran fewer CTAs per SM than the model's plain kernel (the tracing code "
+                  "costs registers), the hardware side uses the traced occupancy.", "",
+                  "| N x K | config | CTAs/SM (model / traced) | launches | first-wave earliest 5% end (hw / sim) |",
+                  "|---|---|---|---:|---|"]
+        for e in ends:
+            lines.append(f"| {e['N']} x {e['K']} | {e['config']} | {e['ctas_per_sm']} / {e['traced_ctas_per_sm']} | "
+                         f"{e['launches']} | {_fmt(e['hardware'])} / {_fmt(e['simulated'])} |")
         lines.append("")
     lines += ["## Every traced launch", "",
               "| N x K | config | CTAs/SM | M | SM waves (hw / sim) | span us (hw / sim) | first-wave CTA us (hw / sim) | "
@@ -592,6 +644,10 @@ def _report_cmd(a) -> int:
         print(f"{f['N']}x{f['K']} {f['config']} first waves: one more CTA on an SM "
               f"{_fmt(h['one_more_cta_on_sm'], '.3f')} hw / {_fmt(m['one_more_cta_on_sm'], '.3f')} sim; one-per-SM "
               f"growth {_fmt(h['one_per_sm_growth'], '.3f')} hw / {_fmt(m['one_per_sm_growth'], '.3f')} sim")
+    for e in out["first_wave_ends"]:
+        traced = "" if e["traced_ctas_per_sm"] == e["ctas_per_sm"] else f" (traced kernel: {e['traced_ctas_per_sm']}/SM)"
+        print(f"{e['N']}x{e['K']} {e['config']} ({e['ctas_per_sm']}/SM{traced}): the first wave's earliest 5% end at "
+              f"{_fmt(e['hardware'])} of its median CTA time (sim {_fmt(e['simulated'])})")
     print(f"TRACES.md, traces.json and plots in {a.out}")
     return 0
 
