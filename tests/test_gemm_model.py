@@ -160,6 +160,10 @@ def test_batch_equals_per_config_and_params_round_trip():
         GemmParams.from_dict({"warp_speed": 1.0})
     with pytest.raises(ValueError, match="finite number"):
         GemmParams.from_dict({"mma_efficiency": -1})
+    # a calibration from before the load-driven de-synchronisation (a rate, no exponent) keeps its one rate for
+    # every load; one with neither takes both priors
+    assert GemmParams.from_dict({"desync_rate": 0.54}).desync_contention_exponent == 0.0
+    assert GemmParams.from_dict({}).desync_contention_exponent == p.desync_contention_exponent > 0
 
 
 def test_priors_have_sources():

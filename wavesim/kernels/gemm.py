@@ -116,6 +116,9 @@ class GemmParams:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"{where}: parameter {k!r} must be a finite number >= 0, got {v!r}")
             base[k] = float(v)
+        if "desync_rate" in d and "desync_contention_exponent" not in d:
+            # a calibration from before session 13 fitted desync_rate as one rate for every load: keep its meaning
+            base["desync_contention_exponent"] = 0.0
         return cls(**base)
 
 
