@@ -120,6 +120,17 @@ def m_sweep_fresh7(dtype: str = "bf16") -> list[GemmProblem]:
     return _m_sweep_of(FRESH7_LAYER, dtype)
 
 
+# Session 13: the width study. The wave de-synchronisation the sweeps imply is about half as fast on the two widest
+# layers (N = 8192, 7168) as on N = 3584-5120 for every config (NOTES session 12); these layers vary N alone.
+N_STUDY_WIDTHS = (2048, 4096, 8192, 16384)
+N_STUDY_K = 4096
+
+
+def m_sweep_n_study(dtype: str = "bf16") -> list[GemmProblem]:
+    """M sweeps (M = 64..8192) at K = 4096 on four widths N: does de-synchronisation depend on N?"""
+    return [GemmProblem(m, n, N_STUDY_K, dtype) for n in N_STUDY_WIDTHS for m in range(64, 8192 + 1, 64)]
+
+
 def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
     """Latency vs K (the inner-loop length L) at fixed grids: one and three waves of 128x128 tiles."""
     return [GemmProblem(m, 4096, k, dtype) for m in (512, 1536) for k in range(256, 8192 + 1, 256)]
@@ -128,7 +139,8 @@ def k_sweep(dtype: str = "bf16") -> list[GemmProblem]:
 NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small": llm_small, "unseen-check": unseen_check,
                 "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep,
                 "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh, "m-sweep-fresh5": m_sweep_fresh5,
-                "m-sweep-fresh6": m_sweep_fresh6, "m-sweep-fresh7": m_sweep_fresh7}
+                "m-sweep-fresh6": m_sweep_fresh6, "m-sweep-fresh7": m_sweep_fresh7,
+                "m-sweep-n-study": m_sweep_n_study}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
