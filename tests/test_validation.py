@@ -179,6 +179,17 @@ def test_cli_validate_and_staircase(tmp_path, capsys):
     assert (tmp_path / "st" / "staircase_grid.png").exists() and (tmp_path / "st" / "staircase.json").exists()
     assert main(["validate", "--gpu", "h200", "--measurements", str(tmp_path / "missing.jsonl"),
                  "--report", str(tmp_path / "x")]) == 2
+    # a file that sweeps several layers: --nk picks one, and a layer it lacks is named with the ones it has
+    nstudy = str(DATA.parent / "nstudy" / "m_sweep_nstudy_pass1.jsonl.gz")
+    assert main(["staircase", "--gpu", "h200", "--measurements", nstudy, "--nk", "8192x4096", "--calibration",
+                 "none", "--out", str(tmp_path / "st8192"), "--json"]) == 0
+    capsys.readouterr()
+    assert json.loads((tmp_path / "st8192" / "staircase.json").read_text())["N"] == 8192
+    for bad in ("1x2", "wide"):
+        assert main(["staircase", "--gpu", "h200", "--measurements", nstudy, "--nk", bad, "--out",
+                     str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert "2048x4096, 4096x4096, 8192x4096, 16384x4096" in err and "expected NxK" in err
 
 
 def test_staircase_against_two_passes_and_on_a_never_fitted_layer():
@@ -385,6 +396,32 @@ def test_steps_that_every_pass_shows_in_any_order(first, stem, nk, cal, every, m
 # 6 (the session-12 model: 18 / 22, 2 and 16 / 23, 8). Most misses are steps the hardware splits in two at the first
 # wave boundary (the earliest slots free at 0.7 of a CTA time: test_trace.py), which the model streams in.
 DENSE_SWEEPS = [("m_sweep", 4096, 4096, 20, 7, 2), ("m_sweep_fresh6", 8192, 2048, 21, 5, 7)]
+
+
+# The width study (session 13, validation/data/h200/nstudy/: 5 configs at 3-8 CTAs/SM, K = 4096, N = 2048..16384,
+# three shuffled passes, never fitted): (N; steps all passes show at least, of them missed at most, predicted jumps
+# in no pass at most). Measured: 4 / 5, 2; 5 / 7, 0; 12 / 13, 5; 18 / 20, 5.
+WIDTH_SWEEPS = [(2048, 4, 1, 3), (4096, 6, 2, 2), (8192, 12, 1, 6), (16384, 18, 2, 6)]
+
+
+@pytest.mark.parametrize("N, every, missed, no_pass", WIDTH_SWEEPS)
+def test_width_study_steps(N, every, missed, no_pass):
+    """Out of sample: one file holds four layers, the analysis takes the one asked for; the simulator errs against
+    one pass less often than another pass does (17.0 / 22.7, 17.0 / 25.3, 24.0 / 33.3, 24.0 / 29.3)."""
+    import hwspecs
+    from validation.measurements import dedupe_latest, load_measurements
+    from validation.staircase import staircase_analysis
+    from wavesim.calibration import load_calibration
+
+    d = DATA.parent / "nstudy"
+    load = lambda p: dedupe_latest(load_measurements([str(d / f"m_sweep_nstudy_pass{p}.jsonl.gz")], gpu="h200"))  # noqa: E731
+    st = staircase_analysis(hwspecs.load_gpu("h200"), load(1), N, 4096, load_calibration("auto", "h200"),
+                            repeat=load(2), more_passes=[load(3)])
+    assert set(st["ctas_per_sm_covered"]) == {3, 4, 7, 8}
+    sp = st["summary"]["calibrated"]["repeat"]["single_pass"]
+    assert sp["steps_in_every_pass"] >= every and sp["missed_of_them"] <= missed
+    assert sp["predicted_in_no_pass"] <= no_pass
+    assert sum(sp["simulator"].values()) <= sum(sp["other_pass"].values())
 
 
 @pytest.mark.parametrize("stem, N, K, every, missed, no_pass", DENSE_SWEEPS)

@@ -81,8 +81,16 @@ def _staircase(args: argparse.Namespace) -> int:
     from validation.staircase import desync_fit_text, run_staircase
 
     cal = None if args.calibration in (None, "none") else args.calibration
+    nk = None
+    if args.nk:
+        try:
+            nk = tuple(int(x) for x in args.nk.lower().split("x"))
+        except ValueError:
+            nk = ()
+        if len(nk) != 2:
+            raise ValueError(f"--nk {args.nk!r}: expected NxK, e.g. 4096x4096")
     st = run_staircase(args.gpu, args.measurements, args.out, calibration=cal, dtype=args.dtype,
-                       repeat_paths=args.repeat or (), more_pass_paths=args.more_passes or ())
+                       repeat_paths=args.repeat or (), more_pass_paths=args.more_passes or (), nk=nk)
     if args.json:
         print(json.dumps({"out": args.out, "summary": st["summary"], "calibration": st["calibration"]}, indent=1))
     else:
@@ -188,6 +196,8 @@ def register(sub) -> None:
                         "averages over all passes")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
+    p.add_argument("--nk", default=None, metavar="NxK",
+                   help="the layer to analyse where the files sweep several (default: the first they hold)")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_staircase)

@@ -548,8 +548,9 @@ def _ms(xs: list[int]) -> str:
 
 def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, calibration: str | None = "auto",
                   dtype: str = "bf16", repeat_paths: Sequence[str | Path] = (),
-                  more_pass_paths: Sequence[str | Path] = ()) -> dict[str, Any]:
-    """The `wavetune staircase` command's work: analysis + plots + staircase.json + STAIRCASE.md."""
+                  more_pass_paths: Sequence[str | Path] = (), nk: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The `wavetune staircase` command's work: analysis + plots + staircase.json + STAIRCASE.md. `nk`: the
+    (N, K) layer to analyse where the files sweep several (default: the first)."""
     import json
 
     import hwspecs
@@ -561,7 +562,10 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
     sweeps = find_sweeps(ms)
     if not sweeps:
         raise ValueError(f"no M sweep (a config at >= {MIN_SWEEP_POINTS} M values of one (N, K)) in {list(map(str, paths))}")
-    N, K = sweeps[0]
+    if nk is not None and tuple(nk) not in sweeps:
+        raise ValueError(f"no M sweep of N={nk[0]}, K={nk[1]} in {list(map(str, paths))}; the files sweep "
+                         + ", ".join(f"{n}x{k}" for n, k in sweeps))
+    N, K = tuple(nk) if nk is not None else sweeps[0]
     params = load_calibration(calibration, spec.id)
     label = "none (specs only)"
     if params is not None:
