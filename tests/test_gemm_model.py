@@ -58,6 +58,21 @@ def test_desync_rate_grows_with_the_sm_load_from_3_ctas_per_sm():
     assert seen == {1, 2, 3}
 
 
+def test_dram_latency_grows_with_the_dram_load_of_lone_ctas():
+    """dram_queueing: where lone CTAs stream B from DRAM, the more of them there are (a wider N), the longer each
+    waits per K step (the loaded DRAM latency); with no queueing the lone CTA's step does not depend on N. A launch
+    whose operands come from L2 barely moves."""
+    m = GemmModel()
+    cfg = LaunchConfig(64, 64, 64, 8, 4, 4)
+    flat = GemmParams.from_dict({"dram_queueing": 0.0})
+    step = lambda N, p: (lambda w: w.compute_s[0] / w.solo_frac[0])(m.workload(H200, GemmProblem(64, N, 2048), cfg, p))  # noqa: E731
+    narrow, wide = (step(N, None) / step(N, flat) for N in (2048, 8192))      # 32 and 128 lone CTAs
+    assert 1.0 < narrow < wide and wide > 1.1
+    assert step(2048, flat) == pytest.approx(step(8192, flat), rel=1e-9)
+    t = lambda p: simulate_config(H200, cfg, 1024, 1024, 1024, params=p)[0][0]  # noqa: E731
+    assert t(None) == pytest.approx(t(flat), rel=0.02)
+
+
 def test_linear_in_k_within_a_wave():
     cfg = WAVE_STUDY[0]
     ks = np.arange(1024, 8193, 1024)

@@ -34,7 +34,8 @@ SCHEMA = 1
 # Fitted by default: every parameter that no measurement pins directly. dram_efficiency is the probe's
 # measured copy bandwidth over the datasheet (gemm_priors.toml), so it stays, and so does
 # single_row_l2_fraction (measured directly by validation/single_row.py), l2_request_overhead_bytes (measured
-# directly by validation/l2_requests.py), and desync_rate is measured by
+# directly by validation/l2_requests.py), dram_queueing (measured by validation/dram_queueing.py from the memory
+# probe), and desync_rate is measured by
 # `fit` on the M sweeps' steps among its records (desync_rate_from_sweeps); load_slowdown is measured on
 # per-CTA traces (validation.trace.load_slowdown_from_traces); l2_fit_fraction is a threshold (a step in
 # the loss that least squares cannot follow).
@@ -53,6 +54,7 @@ BOUNDS = {
     "l2_bytes_per_clock_per_sm": (8.0, 256.0),
     "l2_latency_cycles": (50.0, 2000.0),
     "dram_latency_cycles": (100.0, 5000.0),
+    "dram_queueing": (0.0, 1.0),
     "dram_efficiency": (0.3, 1.0),
     "dram_segment_half_bytes": (1.0, 1024.0),
     "k_step_overhead_cycles": (1.0, 2000.0),

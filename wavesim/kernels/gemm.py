@@ -19,7 +19,10 @@ Per CTA the model gives the engines (wavesim.engine):
             mma_v2_k16_chain_cycles).
             The load latency is DRAM's for the share of reads that wait on DRAM: the launch's miss share
             times the CTAs of a wave that read each tile at the same K step (they all wait on its first
-            miss), capped at 1; L2's for the rest
+            miss), capped at 1; L2's for the rest. DRAM's grows with the DRAM load rho (what the wave's CTAs
+            would stream at the unloaded latency, over the DRAM capacity, at most DRAM_LOAD_CAP):
+            x (1 + dram_queueing * rho / (1 - rho)), a queue (validation/dram_queueing.py, from the memory
+            probe); lone CTAs that stream B near the DRAM cap wait longer per K step than light ones
   t_lat  += at M = 1 only, concurrent CTAs * BM*BK*elem / (single_row_l2_fraction * the L2 pool): the kernel
             wraps A's rows (offs_am % M), so at M = 1 every CTA loads BM copies of one row in every K step;
             measured, that same-address traffic is served at a fraction of the L2 pool (up to 3x slower
@@ -81,6 +84,7 @@ class GemmParams:
     l2_bytes_per_clock_per_sm: float
     l2_latency_cycles: float
     dram_latency_cycles: float
+    dram_queueing: float
     dram_efficiency: float
     dram_segment_half_bytes: float
     k_step_overhead_cycles: float
@@ -275,6 +279,11 @@ def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: fl
     return (step_bytes + overhead * requests) * line / (line + overhead)
 
 
+# rho at which the loaded DRAM latency stops growing (x 1.6 at the probe's q = 0.066); past it the engines' DRAM
+# bandwidth pool is the limit. Chosen, not measured (the probe reaches rho = 0.63): of 0.8, 0.9 and 0.95, 0.9 gave
+# the best regret and staircases on the H200 sets (NOTES session 13).
+DRAM_LOAD_CAP = 0.9
+
 # The de-synchronisation rates (GemmParams fields) and the occupancies they apply to (desync_rate_field).
 DESYNC_RATE_FIELDS = {"desync_rate": "3+ CTAs/SM", "desync_rate_two_ctas": "2 CTAs/SM"}
 DESYNC_LOAD_MIN_CTAS = 3   # desync_rate, scaled by the SM load, applies from this many CTAs/SM
@@ -327,29 +336,41 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # the tile's concurrent readers (capped at all of them).
     miss = np.clip(dram_total / np.maximum(grid * L * step_bytes, 1.0), 0.0, 1.0)
     dram_wait = np.minimum(1.0, miss * concurrent_readers(b))
-    lat_cycles = dram_wait * p.dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
-    # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
-    # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
-    # buffers; the share: mma_in_load_chain).
-    t_lat = (lat_cycles / clock + t_port + p.mma_in_load_chain * t_math) / np.maximum(b.stages - 1, 1)
-    # Each K step's MMAs accumulate into the same registers, one k16 slice after another: a dependent chain of
-    # BLOCK_K / 16 instructions that no stage in flight hides (measured: validation/data/h200/stages/).
     k16_chain = np.where(b.wgmma, p.wgmma_k16_chain_cycles, p.mma_v2_k16_chain_cycles)
-    t_lat = t_lat + b.bk / 16 * k16_chain / clock
-    # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
     single_row_Bps = p.single_row_l2_fraction * l2_Bps * spec.sm_count
-    t_lat = t_lat + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
+
+    def latency_step(dram_latency_cycles):
+        lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
+        # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
+        # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
+        # buffers; the share: mma_in_load_chain).
+        t = (lat_cycles / clock + t_port + p.mma_in_load_chain * t_math) / np.maximum(b.stages - 1, 1)
+        # Each K step's MMAs accumulate into the same registers, one k16 slice after another: a dependent chain
+        # of BLOCK_K / 16 instructions that no stage in flight hides (measured: validation/data/h200/stages/).
+        t = t + b.bk / 16 * k16_chain / clock
+        # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
+        return t + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
+
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them.
     t_share = np.maximum(t_math, t_port) + p.k_step_overhead_cycles / clock
+    # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
+    # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
+    # slower) over the DRAM capacity; capped at DRAM_LOAD_CAP, past which the engines' DRAM bandwidth pool limits.
+    dram_cta = dram_total / grid * _dram_access_factor(b, elem, p.dram_segment_half_bytes)
+    dram_Bps = spec.dram_bandwidth_bytes_per_s * p.dram_efficiency
+    unloaded = latency_step(p.dram_latency_cycles)
+    step = np.maximum(unloaded, b.resident / spec.sm_count * t_share)
+    rho = np.minimum(b.resident * dram_cta / (L * step) / dram_Bps, DRAM_LOAD_CAP)
+    t_lat = latency_step(p.dram_latency_cycles * (1.0 + p.dram_queueing * rho / (1.0 - rho)))
     solo_frac = t_share / np.maximum(t_share, t_lat)
     store_s = b.bm * b.bn * elem / l2_Bps
     return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
             "solo_frac": solo_frac,
             "l2_bytes": L * port_bytes, "l2_Bps": l2_Bps * spec.sm_count,
-            "dram_bytes": dram_total / grid * _dram_access_factor(b, elem, p.dram_segment_half_bytes),
-            "mem_cap_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
+            "dram_bytes": dram_cta,
+            "mem_cap_Bps": dram_Bps,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
-            "dram_Bps": spec.dram_bandwidth_bytes_per_s * p.dram_efficiency,
+            "dram_Bps": dram_Bps,
             "launch_overhead_s": p.launch_overhead_s, "desync_rate": desync_rates(b.ctas_per_sm, solo_frac, p),
             "load_slowdown": p.load_slowdown, "sm_queueing": True}
 
