@@ -596,13 +596,13 @@ def run_staircase(gpu: str, paths: Sequence[str | Path], out_dir: str | Path, ca
     st["desync_fit"] = []
     for field, occupancy in DESYNC_RATE_FIELDS.items():
         fit = fit_desync_rate(spec, st, model, field)
-        if fit is not None:
-            st["desync_fit"].append({"field": field, "occupancy": occupancy, "desync_rate": fit["value"],
-                                     "points": fit["points"], "sweeps": fit["sweeps"],
-                                     "model_desync_rate": getattr(model, field)})
-            if "exponent" in fit:
-                st["desync_fit"][-1].update(contention_exponent=fit["exponent"],
-                                            model_contention_exponent=model.desync_contention_exponent)
+        if fit is None:
+            continue
+        entry = {"field": field, "occupancy": occupancy, "desync_rate": fit["value"], "points": fit["points"],
+                 "sweeps": fit["sweeps"], "model_desync_rate": getattr(model, field)}
+        if "exponent" in fit:
+            entry.update(contention_exponent=fit["exponent"], model_contention_exponent=model.desync_contention_exponent)
+        st["desync_fit"].append(entry)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_staircases(st, out)

@@ -304,9 +304,7 @@ def desync_rates(ctas_per_sm: np.ndarray, solo_frac: np.ndarray, p: GemmParams) 
     per-config rates 0.2-0.7 at loads 1.0-1.4, 1.3-5 at loads 1.8-2.4; wavesim/data/gemm_priors.toml)."""
     k = np.asarray(ctas_per_sm)
     load = k * np.asarray(solo_frac, dtype=np.float64)
-    out = np.zeros(np.broadcast(k, load).shape)
-    k = np.broadcast_to(k, out.shape)
-    load = np.broadcast_to(load, out.shape)
+    out = np.zeros(k.shape)
     for occ in np.unique(k):
         field = desync_rate_field(int(occ))
         sel = k == occ
