@@ -265,10 +265,11 @@ def test_single_row_rate_is_the_source_of_its_prior(tmp_path, capsys):
 
 
 def test_dram_queueing_is_the_source_of_its_prior(tmp_path, capsys):
-    """The DRAM queueing derived from the committed memory probe is the model's prior; a probe file without DRAM
-    latencies under load, or one whose streams exceed the GPU's DRAM, gets an error that says why."""
+    """The DRAM queueing derived from the committed memory probe is the model's prior, and the heavier probe's
+    saturated latency puts the model's DRAM_LOAD_CAP where it is; a probe file without DRAM latencies under load,
+    or one whose streams exceed the GPU's DRAM, gets an error that says why."""
     from validation import dram_queueing
-    from wavesim.kernels.gemm import GemmParams
+    from wavesim.kernels.gemm import DRAM_LOAD_CAP, GemmParams
 
     probe = "validation/data/h200/memory_probe.json"
     r = dram_queueing.dram_queueing("h200", [probe])
@@ -276,6 +277,12 @@ def test_dram_queueing_is_the_source_of_its_prior(tmp_path, capsys):
     assert round(r["queueing"], 3) == GemmParams.priors().dram_queueing
     assert dram_queueing.main(["--gpu", "h200", probe]) == 0
     assert "queueing q = 0.066" in capsys.readouterr().out
+    assert "saturation" not in r                        # no load near the DRAM's capacity in that probe
+    # the heavier loads: the queue is bounded, and where the curve reaches its bound is the model's cap
+    heavy = dram_queueing.dram_queueing("h200", [probe, "validation/data/h200/dram_load_probe.json"])
+    assert heavy["points"] == 24 and heavy["saturated_points"] == 6
+    assert abs(heavy["queueing"] / r["queueing"] - 1) < 0.15 and 1.5 < heavy["saturation"] < 1.75
+    assert abs(heavy["rho_cap"] - DRAM_LOAD_CAP) < 0.01
     empty = tmp_path / "probe.json"
     empty.write_text(json.dumps({"dram_latency": {}}))
     with pytest.raises(SystemExit) as e:

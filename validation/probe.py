@@ -10,6 +10,9 @@ a time, L1 bypassed), the L2 latency while other SMs stream from L2, and the rea
 register loads (ld.global.cg.v4) from L2 and DRAM by grid and row length (validation/kernels/membench.py;
 that path is limited by the SM's issue, not by the L2: GEMMs, which load through cp.async, move more).
 
+`--dram-load` instead measures the DRAM load latency while 128 SMs stream with more warps and tiles in flight,
+up to near the DRAM's capacity (`dram_latency_curve`; validation/dram_queueing.py derives where it saturates).
+
 `--gpcs` instead maps the SMs to GPCs (Hopper and later): the CTAs of one thread-block cluster always run
 in one GPC, so launching many clusters and joining the SMs that ever shared a cluster gives the GPCs
 (`gpc_layout`)."""
@@ -17,6 +20,7 @@ in one GPC, so launching many clusters and joining the SMs that ever shared a cl
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import time
@@ -234,38 +238,10 @@ def memory_probe(l2_sizes_mib=(2, 8, 24), dram_sizes_mib=(512, 2048), chase_step
     res["l2_read_bandwidth"] = {"buffer_bytes": buf.numel() * 2, "row_stride_bytes": row_stride * 2,
                                 "runs": [bandwidth(buf, rows_total, g, r, c, tpi, 1 << 30)
                                          for (r, c) in tiles for tpi in (2, 4) for g in grids]}
-    # Latency under load: the chase (one CTA, on an SM of its own) runs on a second stream during a long
-    # tile-read launch of `g` programs (g < SM count leaves SMs free for it), first from L2, then from DRAM
-    side, main_s = torch.cuda.Stream(), torch.cuda.Stream()
     sink = torch.empty(max(grids), dtype=torch.float32, device="cuda")
-
-    def under_load(chain, buf, rows_total, steps, warm):
-        rows = []
-        for g in (0, 16, 33, 66, 99, 128):
-            start = g * 7919 % 1000 * (LINE_BYTES // 8)  # a different stretch of the cycle for each load
-            if warm:
-                chase_kernel[(1,)](chain, out, start, steps, num_warps=1)
-            torch.cuda.synchronize()
-            n_iter = max(1, (16 << 30) // (max(g, 1) * 4 * 8192))
-            ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            if g:
-                with torch.cuda.stream(main_s):
-                    ev0.record()
-                    tile_read_kernel[(g,)](buf, sink, n_iter, rows_total // 64, ROWS=64, COLS=64,
-                                           ROW_STRIDE=row_stride, TILES_PER_ITER=4, num_warps=4)
-                    ev1.record()
-            with torch.cuda.stream(side):
-                chase_kernel[(1,)](chain, out, start, steps, num_warps=1)
-            torch.cuda.synchronize()
-            cyc, ns, _ = out.tolist()
-            stream_ms = ev0.elapsed_time(ev1) if g else None
-            rows.append({"streaming_programs": g, "cycles_per_load": cyc / steps, "ns_per_load": ns / steps,
-                         "stream_ms": stream_ms,
-                         "stream_bytes_per_s": g * n_iter * 4 * 8192 / (stream_ms / 1e3) if g else None})
-        return rows
-
+    under_load = functools.partial(latency_under_load, out=out, sink=sink, row_stride=row_stride)
     chain = torch.from_numpy(random_cycle_positions((8 << 20) // LINE_BYTES, seed=8)).cuda()
-    res["l2_latency_under_load"] = under_load(chain, buf, rows_total, 5000, warm=True)
+    res["l2_latency_under_load"] = under_load(chain, buf, rows_total, 5000, warm=True, loads=ONE_PROGRAM_PER_SM_LOADS)
     del buf, chain
     rows_total = (4 << 30) // (2 * row_stride)
     buf = torch.empty(rows_total, row_stride, device="cuda", dtype=torch.bfloat16).normal_()
@@ -274,8 +250,73 @@ def memory_probe(l2_sizes_mib=(2, 8, 24), dram_sizes_mib=(512, 2048), chase_step
                                            for (r, c) in tiles for g in (132, 528)]}
     # the chain is 2 GiB, so its lines miss L2 whether or not the stream is running
     chain = torch.from_numpy(random_cycle_positions((2 << 30) // LINE_BYTES, seed=2048)).cuda()
-    res["dram_latency_under_load"] = under_load(chain, buf, rows_total, 2000, warm=False)
+    res["dram_latency_under_load"] = under_load(chain, buf, rows_total, 2000, warm=False, loads=ONE_PROGRAM_PER_SM_LOADS)
     return res
+
+
+# Streaming loads of the latency-under-load runs: (programs, warps per program, tiles in flight per program).
+# One 4-warp program on each of up to 128 SMs (the other SMs stay free for the chase) reaches 2.6 TB/s of DRAM
+# on the H200; more warps and tiles in flight per program push the same 128 SMs towards the DRAM's capacity.
+ONE_PROGRAM_PER_SM_LOADS = tuple((g, 4, 4) for g in (0, 16, 33, 66, 99, 128))
+HEAVY_LOADS = ONE_PROGRAM_PER_SM_LOADS + ((128, 8, 4), (128, 8, 8), (128, 16, 8), (128, 16, 16), (128, 32, 16))
+
+
+def latency_under_load(chain, buf, rows_total, steps, warm, loads, out, sink, row_stride):
+    """The chase (one CTA, on an SM of its own) on a second stream during a long tile-read launch of each load
+    (programs, warps, tiles per iteration; programs < SM count leaves SMs free for it): cycles per load, and the
+    stream's bytes/s."""
+    import torch
+
+    from validation.kernels.membench import LINE_BYTES, chase_kernel, tile_read_kernel
+
+    side, main_s = torch.cuda.Stream(), torch.cuda.Stream()
+    rows = []
+    for g, warps, tpi in loads:
+        start = (g * 7919 + warps * 31 + tpi) % 1000 * (LINE_BYTES // 8)  # a different stretch of the cycle each time
+        if warm:
+            chase_kernel[(1,)](chain, out, start, steps, num_warps=1)
+        torch.cuda.synchronize()
+        n_iter = max(1, (16 << 30) // (max(g, 1) * tpi * 8192))
+        ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if g:
+            stream = functools.partial(tile_read_kernel[(g,)], buf, sink, ROWS=64, COLS=64, ROW_STRIDE=row_stride,
+                                       TILES_PER_ITER=tpi, num_warps=warps)
+            stream(1, rows_total // 64)  # compiled and warm before it is timed
+            torch.cuda.synchronize()
+            with torch.cuda.stream(main_s):
+                ev0.record()
+                stream(n_iter, rows_total // 64)
+                ev1.record()
+        with torch.cuda.stream(side):
+            chase_kernel[(1,)](chain, out, start, steps, num_warps=1)
+        torch.cuda.synchronize()
+        cyc, ns, _ = out.tolist()
+        stream_ms = ev0.elapsed_time(ev1) if g else None
+        rows.append({"streaming_programs": g, "stream_warps": warps, "stream_tiles_per_iter": tpi,
+                     "cycles_per_load": cyc / steps, "ns_per_load": ns / steps, "stream_ms": stream_ms,
+                     "stream_bytes_per_s": g * n_iter * tpi * 8192 / (stream_ms / 1e3) if g else None})
+    return rows
+
+
+def dram_latency_curve(row_stride: int = 4096, repeats: int = 3) -> dict:
+    """DRAM load latency against DRAM load up to near the DRAM's capacity (HEAVY_LOADS, each `repeats` times):
+    the curve validation/dram_queueing.py fits the loaded DRAM latency of the GEMM model to."""
+    import torch
+    import triton
+
+    from validation.kernels.membench import LINE_BYTES
+
+    out = torch.zeros(3, dtype=torch.int64, device="cuda")
+    sink = torch.empty(128, dtype=torch.float32, device="cuda")
+    rows_total = (4 << 30) // (2 * row_stride)
+    buf = torch.empty(rows_total, row_stride, device="cuda", dtype=torch.bfloat16).normal_()
+    chain = torch.from_numpy(random_cycle_positions((2 << 30) // LINE_BYTES, seed=2048)).cuda()
+    run = functools.partial(latency_under_load, chain, buf, rows_total, 2000, False, HEAVY_LOADS, out, sink, row_stride)
+    run()  # a whole pass untimed: the first pass's heavy streams time 15-25% slow (start-up), its latencies do not
+    rows = [r for _ in range(repeats) for r in run()]
+    return {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+            "sm_count": torch.cuda.get_device_properties(0).multi_processor_count, "line_bytes": LINE_BYTES,
+            "row_stride_bytes": row_stride * 2, "dram_latency_under_load": rows}
 
 
 def main() -> None:
@@ -285,8 +326,11 @@ def main() -> None:
     mode.add_argument("--gpcs", action="store_true", help="map SMs to GPCs with thread-block clusters instead")
     mode.add_argument("--memory", action="store_true",
                       help="L2 / DRAM load latency, alone and under load, instead")
+    mode.add_argument("--dram-load", action="store_true",
+                      help="DRAM load latency under loads up to near the DRAM's capacity, instead")
     args = ap.parse_args()
-    res = gpc_layout() if args.gpcs else memory_probe() if args.memory else probe()
+    res = (gpc_layout() if args.gpcs else memory_probe() if args.memory else dram_latency_curve() if args.dram_load
+           else probe())
     with open(args.out, "w") as f:
         json.dump(res, f, indent=1, default=str)
     print(json.dumps({k: v for k, v in res.items() if k != "device_properties"}, default=str)[:3000])

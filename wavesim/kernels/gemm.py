@@ -279,9 +279,10 @@ def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: fl
     return (step_bytes + overhead * requests) * line / (line + overhead)
 
 
-# rho at which the loaded DRAM latency stops growing (x 1.6 at the probe's q = 0.066); past it the engines' DRAM
-# bandwidth pool is the limit. Chosen, not measured (the probe reaches rho = 0.63): of 0.8, 0.9 and 0.95, 0.9 gave
-# the best regret and staircases on the H200 sets (NOTES session 13).
+# rho at which the loaded DRAM latency stops growing; past it the engines' DRAM bandwidth pool is the limit.
+# Measured: near the DRAM's capacity the H200's DRAM latency saturates at 1.62 x unloaded, which the queue with
+# q = 0.066-0.073 reaches at rho = 0.895-0.904 (validation/dram_queueing.py on validation/data/h200/memory_probe.json
+# and dram_load_probe.json).
 DRAM_LOAD_CAP = 0.9
 
 # The de-synchronisation rates (GemmParams fields) and the occupancies they apply to (desync_rate_field).
