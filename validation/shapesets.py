@@ -100,6 +100,22 @@ FRESH6_LAYER = ("llama3-70b-tp4.o", 8192, 2048)
 FRESH7_LAYER = ("yi-34b.o", 7168, 7168)
 
 
+# Measured in session 14, with session 13's model fixed: layers no earlier set has, with sizes off the tiles' multiples
+# (K = 3696 and 3000 leave a ragged last K step; N = 5000 ragged edge tiles) and token counts that are not multiples
+# of 16: a check of config selection on shapes nothing was fitted or tuned on.
+FRESH14_LAYERS = (
+    ("phi3-mini.qkv", 9216, 3072),
+    ("mixtral-8x7b.w1", 14336, 4096),
+    ("qwen2-72b-tp8.down", 8192, 3696),
+    ("ragged", 5000, 3000),
+)
+FRESH14_M = (16, 40, 130, 333, 1000, 2222, 5000)
+
+
+def llm_fresh14(dtype: str = "bf16") -> list[GemmProblem]:
+    return [GemmProblem(m, n, k, dtype) for _, n, k in FRESH14_LAYERS for m in FRESH14_M]
+
+
 def _m_sweep_of(layer: tuple[str, int, int], dtype: str) -> list[GemmProblem]:
     _, n, k = layer
     return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
@@ -140,7 +156,7 @@ NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small
                 "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep,
                 "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh, "m-sweep-fresh5": m_sweep_fresh5,
                 "m-sweep-fresh6": m_sweep_fresh6, "m-sweep-fresh7": m_sweep_fresh7,
-                "m-sweep-n-study": m_sweep_n_study}
+                "m-sweep-n-study": m_sweep_n_study, "llm-fresh14": llm_fresh14}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
