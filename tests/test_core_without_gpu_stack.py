@@ -22,7 +22,12 @@ with contextlib.redirect_stdout(buf):
                "--config", "128x128x64_g8_w4_s3", "--json"])
 assert rc == 0, rc
 out = json.loads(buf.getvalue())
-assert out["waves"] == 1 and out["resources_source"] == "table", out
+assert out["waves"] == 1 and out["resources_source"] == "table" and "note" not in out, out
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    rc = main(["simulate", "--gpu", "h200", "--M", "512", "--N", "5000", "--K", "4096",
+               "--config", "128x128x64_g8_w4_s3"])
+assert rc == 0 and "note: N = 5000 is not a multiple of 16" in buf.getvalue(), buf.getvalue()
 from wavesim.resources import gemm_resources
 from wavetune.config import LaunchConfig
 # a config missing from the committed tables falls back to the analytical estimate, not to triton

@@ -76,3 +76,14 @@ def test_missing_input_file_is_a_clear_error(tmp_path, capsys):
 def test_other_gpus_predict(tmp_path, gpu):
     (o,) = run_predict(tmp_path, [rec(4096, gpu=gpu, dtype="fp16")])
     assert o["ctas_per_sm"] >= 1 and o["sim_ms"] > 0, o
+
+
+def test_shapes_triton_compiles_unaligned_get_a_note(tmp_path):
+    """N or K not a multiple of 16: Triton loads those operands two bytes at a time, unpipelined (a kernel the model
+    does not cover), so the line says so and how to pad; 16-divisible shapes, whatever M, get no note."""
+    out = run_predict(tmp_path, [rec(1000, N=5000, K=3000), rec(1000, N=4096, K=3000), rec(777, N=5008, K=3008)])
+    assert "K = 3000 and N = 5000 are not multiples of 16" in out[0]["sim_note"]
+    assert "Pad to K = 3008, N = 5008" in out[0]["sim_note"]
+    assert "K = 3000 is not a multiple of 16" in out[1]["sim_note"] and out[1]["sim_note"].endswith("Pad to K = 3008 to get that kernel")
+    assert "sim_note" not in out[2] and out[2]["sim_ms"] > 0
+    assert out[0]["sim_ms"] == pytest.approx(run_predict(tmp_path, [rec(1000, N=5008, K=3008)])[0]["sim_ms"], rel=0.01)

@@ -56,6 +56,19 @@ def test_select_adds_config_and_time_and_keeps_order_with_bad_lines(table_path, 
     assert "could not be decided" in capsys.readouterr().err
 
 
+def test_select_notes_shapes_the_table_does_not_model(table_path, tmp_path):
+    """A shape whose K or N is not a multiple of 16 gets Triton's unaligned kernel, not the one the table was tuned
+    on: the decision says so; aligned shapes carry no note."""
+    out, chosen = table_path
+    inp = tmp_path / "p.jsonl"
+    inp.write_text('{"M": 1000, "N": 5000, "K": 3000}\n{"M": 1000, "N": 5008, "K": 3008}\n')
+    res = tmp_path / "o.jsonl"
+    assert main(["select", "--table", str(out), "--input", str(inp), "--output", str(res)]) == 0
+    odd, even = (json.loads(x) for x in res.read_text().splitlines())
+    assert odd["config"] in chosen and "Pad to K = 3008, N = 5008" in odd["note"]
+    assert even["config"] in chosen and "note" not in even
+
+
 def test_select_is_deterministic(table_path, tmp_path):
     out, _ = table_path
     inp = tmp_path / "p.jsonl"

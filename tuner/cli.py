@@ -54,6 +54,7 @@ def cmd_tune(args) -> int:
 
 
 def cmd_select(args) -> int:
+    from wavesim.kernels.gemm import alignment_note
     from wavetune.records import BadLine, dumps, iter_jsonl, open_in, open_out
 
     from .table import DualTable
@@ -76,7 +77,9 @@ def cmd_select(args) -> int:
                 fout.write(dumps({**obj, "line": lineno, "error": str(e)}) + "\n")
                 n_bad += 1
                 continue
-            fout.write(dumps({**obj, "config": cfg.to_dict(), "decision_us": round(dt, 3)}) + "\n")
+            note = alignment_note(p.N, p.K)
+            fout.write(dumps({**obj, "config": cfg.to_dict(), "decision_us": round(dt, 3),
+                              **({"note": note} if note else {})}) + "\n")
     if n_bad:
         print(f"wavetune select: {n_bad} line(s) could not be decided (error records written in place)", file=sys.stderr)
     return 1 if (n_bad and args.strict) else 0

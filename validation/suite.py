@@ -46,6 +46,9 @@ import numpy as np
 
 # M regimes of the report: small M is latency/bandwidth bound, large M is compute bound.
 REGIMES = (("M<=64", 0, 64), ("64<M<=1024", 64, 1024), ("M>1024", 1024, math.inf))
+# The shapes whose N and K are multiples of 16: the Triton specialization the model covers (a subset only when the
+# measurements have others).
+ALIGNED_SUBSET = "N,K%16==0"
 # The issue-3 window (LLM GEMMs with M from 16 to 8192) gets its own aggregate.
 WINDOW_16_8192 = (16, 8192)
 TOP_K = 5
@@ -252,6 +255,7 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
     under result["_points"] (records of the evaluated shapes: measured and simulated ms, shape index)."""
     from tuner.space import DEFAULT_CONFIG
     from wavesim.calibration import build_dataset, fit, load_calibration, simulate_ms
+    from wavesim.kernels.gemm import TRITON_DIVISIBILITY, unaligned_strides
 
     log = log or (lambda s: None)
     t_start = time.perf_counter()
@@ -401,6 +405,12 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
     subsets = {"all": scored, f"M{lo16}-{hi16}": [r for r in scored if lo16 <= r["M"] <= hi16]}
     for name, lo, hi in REGIMES:
         subsets[name] = [r for r in scored if lo < r["M"] <= hi]
+    unaligned = sorted({r["layer"] for r in scored if unaligned_strides(r["N"], r["K"])})
+    if unaligned:
+        subsets[ALIGNED_SUBSET] = [r for r in scored if not unaligned_strides(r["N"], r["K"])]
+        notes.append(f"layers {unaligned} have N or K not a multiple of {TRITON_DIVISIBILITY}: Triton compiles them with "
+                     f"2-byte unpipelined loads, a kernel the model does not cover (wavesim.kernels.gemm.alignment_note); "
+                     f"the '{ALIGNED_SUBSET}' rows aggregate the other shapes")
     agg = {sub: {"calibrated": aggregate(rs, "calibrated"), "specs": aggregate(rs, "specs"),
                  **({"table": aggregate_table(rs)} if tbl is not None else {})} for sub, rs in subsets.items()}
     agg["all"]["best_measured_cublas_ratio_geomean"] = geomean(r["best_cublas_ratio"] for r in scored

@@ -34,7 +34,7 @@ def _parse_config(text: str):
 # --------------------------------------------------------------------------------------------- simulate
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from wavesim.engine import run
-    from wavesim.kernels.gemm import ConfigDoesNotFit, GemmModel, config_occupancy
+    from wavesim.kernels.gemm import ConfigDoesNotFit, GemmModel, alignment_note, config_occupancy
     from wavetune.config import GemmProblem
 
     spec, params = _load(args)
@@ -65,6 +65,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         "per_sm_busy_ms": {"min": float(r.per_sm_busy_s.min() * 1e3), "max": float(r.per_sm_busy_s.max() * 1e3)},
         "engine_wall_s": wall,
     }
+    if note := alignment_note(args.N, args.K):
+        summary["note"] = note
     if args.timeline:
         from wavesim.plots import plot_timeline
 
@@ -81,6 +83,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
           f"[{r.engine} engine, {summary['calibration']}; wave de-synchronisation: {desync}]")
     if args.timeline:
         print(f"  timeline: {args.timeline}")
+    if "note" in summary:
+        print(f"  note: {summary['note']}")
     return 0
 
 
@@ -89,22 +93,24 @@ def sweep_rows(spec, params, configs, shapes, dtype: str, progress: bool = False
     """Simulated time of every (config, shape): one vectorised pass per config. Yields row dicts."""
     from tqdm import tqdm
 
-    from wavesim.kernels.gemm import GemmBatch, config_occupancy, simulate_batch
+    from wavesim.kernels.gemm import GemmBatch, alignment_note, config_occupancy, simulate_batch
 
     arr = np.array([(p.M, p.N, p.K) for p in shapes], dtype=np.float64)
+    notes = [alignment_note(p.N, p.K) for p in shapes]
     for cfg in tqdm(configs, desc="configs", unit="cfg", disable=not progress, file=sys.stderr):
         occ = config_occupancy(spec, cfg, dtype)[0]
         base = {"gpu": spec.id, "dtype": dtype, **{k: v for k, v in cfg.to_dict().items()}}
         if occ.ctas_per_sm == 0:
-            for p in shapes:
+            for p, note in zip(shapes, notes):
                 yield {**base, "M": p.M, "N": p.N, "K": p.K, "ctas_per_sm": 0, "waves": None, "sim_ms": None,
-                       "sim_error": occ.reason}
+                       "sim_error": occ.reason, "sim_note": note}
             continue
         b = GemmBatch.build(spec, dtype, arr[:, 0], arr[:, 1], arr[:, 2], [cfg] * len(shapes))
         r = simulate_batch(b, params)
-        for p, w, t, u in zip(shapes, r.waves.tolist(), (r.makespan_s * 1e3).tolist(), r.tail_utilization.tolist()):
+        for p, w, t, u, note in zip(shapes, r.waves.tolist(), (r.makespan_s * 1e3).tolist(), r.tail_utilization.tolist(),
+                                    notes):
             yield {**base, "M": p.M, "N": p.N, "K": p.K, "ctas_per_sm": occ.ctas_per_sm, "waves": int(w),
-                   "sim_ms": t, "tail_utilization": u, "sim_error": None}
+                   "sim_ms": t, "tail_utilization": u, "sim_error": None, "sim_note": note}
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:

@@ -4,7 +4,8 @@
      "config": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}}
 
 Each output line is the input plus "ctas_per_sm", "waves" and "sim_ms" (the simulated kernel time), or
-"sim_error" naming the violated limit when the config cannot launch. A line that is not a JSON object
+"sim_error" naming the violated limit when the config cannot launch; a shape whose N or K is not a multiple of 16
+also gets "sim_note" (Triton compiles a much slower kernel for it than the one modelled: pad it). A line that is not a JSON object
 gives {"line": N, "error": ...}; a line with bad fields gives the input plus "error". Output order is
 input order, and no bad line stops the others. Lines are processed in chunks, each chunk grouped by
 (GPU, dtype) and simulated in one vectorised pass (wavesim.kernels.gemm.simulate_batch).
@@ -73,7 +74,7 @@ def _parse(rec: dict[str, Any], default_gpu: str | None, lineno: int):
 def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | None = None,
              calibration: str | None = None) -> Iterator[tuple[int, dict[str, Any] | None, dict[str, Any]]]:
     """(line number, input object or None for a bad line, fields to add), in input order."""
-    from wavesim.kernels.gemm import GemmBatch, config_occupancy, simulate_batch
+    from wavesim.kernels.gemm import GemmBatch, alignment_note, config_occupancy, simulate_batch
 
     occupancies: dict[tuple, Any] = {}  # keyed by GPU id: hashing a whole GPUSpec per line costs more
     it = iter(lines)
@@ -111,9 +112,11 @@ def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | Non
             shapes = np.array([(p.M, p.N, p.K) for _, p, _ in items], dtype=np.float64)
             batch = GemmBatch.build(spec, dtype, shapes[:, 0], shapes[:, 1], shapes[:, 2], [c for _, _, c in items])
             res = simulate_batch(batch, params)
-            for (i, _, _), w, t in zip(items, res.waves.tolist(), (res.makespan_s * 1e3).tolist()):
+            for (i, p, _), w, t in zip(items, res.waves.tolist(), (res.makespan_s * 1e3).tolist()):
                 out[i][2]["waves"] = int(w)
                 out[i][2]["sim_ms"] = t
+                if note := alignment_note(p.N, p.K):
+                    out[i][2]["sim_note"] = note
         yield from out
 
 

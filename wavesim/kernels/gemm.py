@@ -126,6 +126,35 @@ class GemmParams:
         return cls(**base)
 
 
+# Triton specializes every integer argument on divisibility by 16 (tt.divisibility = 16: wavesim/resources/oracle.py).
+# The GEMM passes K as A's row stride and N as B's and C's, so where one is not a multiple of 16 the compiler cannot
+# prove that operand's rows aligned: it loads them two bytes at a time and synchronously (LDG.E.U16 + STS.U16 instead
+# of cp.async, so no software pipeline; C is stored the same way), with up to 255 registers and spills (sm_90 SASS of
+# validation/kernels/gemm.py, compiled offline). Measured on the H200 (validation/data/h200/fresh14/, N = 5000,
+# K = 3000): 3.6-7.5x cuBLAS's time where 16-divisible layers take 1.0-1.3x, and the stages change nothing. The model
+# covers the 16-divisible specialization only; `alignment_note` says so wherever a shape falls outside it.
+TRITON_DIVISIBILITY = 16
+
+
+def unaligned_strides(N: int, K: int) -> tuple[str, ...]:
+    """The sizes among K (A's row stride) and N (B's and C's) that Triton cannot specialize as 16-divisible."""
+    return tuple(name for name, v in (("K", K), ("N", N)) if v % TRITON_DIVISIBILITY)
+
+
+def alignment_note(N: int, K: int) -> str | None:
+    """None for shapes the model covers; else what Triton does with them instead, and the padding that avoids it."""
+    bad = unaligned_strides(N, K)
+    if not bad:
+        return None
+    sizes = {"K": K, "N": N}
+    what = " and ".join(f"{n} = {sizes[n]}" for n in bad)
+    pad = ", ".join(f"{n} = {-(-sizes[n] // TRITON_DIVISIBILITY) * TRITON_DIVISIBILITY}" for n in bad)
+    verb = "is not a multiple" if len(bad) == 1 else "are not multiples"
+    return (f"{what} {verb} of {TRITON_DIVISIBILITY}: Triton compiles this shape with 2-byte loads and no async "
+            f"pipeline (the H200 ran N = 5000, K = 3000 at 3.6-7.5x cuBLAS's time, aligned layers at 1.0-1.3x); the "
+            f"simulated time is the {TRITON_DIVISIBILITY}-divisible kernel's. Pad to {pad} to get that kernel")
+
+
 @functools.cache
 def _priors() -> GemmParams:
     with PRIORS_PATH.open("rb") as f:
