@@ -323,6 +323,21 @@ def test_table_decorator_picks_from_table_and_falls_back(sim_table, caplog):
     kern[grid](Operand("torch.bfloat16"), None, None, 512, 4096, 4096)
     assert kern.last_path == "table"
 
+    # strides Triton cannot specialize as 16-divisible: still the table's pick, and one line per shape saying so
+    class StridedKernel(FakeKernel):
+        arg_names = FakeKernel.arg_names + ["stride_am", "stride_ak", "stride_bk", "stride_bn"]
+
+    sk = StridedKernel()
+    kern = table_autotune(sim_table, fallback=lambda fn: fell)(sk)
+    with caplog.at_level(logging.WARNING, logger="wavetune.tuner"):
+        caplog.clear()
+        for _ in range(2):
+            kern[grid](None, None, None, 512, 5000, 3000, 3000, 1, 5000, 1)
+        kern[grid](None, None, None, 512, 4096, 4096, 4096, 1, 4096, 1)
+    assert kern.last_path == "table" and len(sk.launches) == 3
+    msgs = [r.message for r in caplog.records]
+    assert len(msgs) == 1 and "stride_am=3000, stride_bk=5000, not multiples of 16" in msgs[0]
+
 
 def test_shipped_h200_table_loads_and_selects():
     from tuner.table import load_table

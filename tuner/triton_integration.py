@@ -16,7 +16,10 @@ benchmarks only the 3 configs the table rates best. The drop-in:
     gemm[grid](a, b, c, M, N, K, ...)                               # grid: a tuple or lambda META: ...
 
 picks table.select(M, N, K) at each launch (a few microseconds, no benchmarking); a shape outside
-`table.covers()` goes to `triton.autotune(configs=table.configs(), key=key)` with one log line per shape.
+`table.covers()` goes to `triton.autotune(configs=table.configs(), key=key)` with one log line per shape. A launch
+whose stride arguments (names with "stride") are not multiples of 16 still gets the table's pick, with one log line
+per shape: Triton compiles such launches with 2-byte unpipelined loads, a kernel the table was not fitted on
+(wavesim.kernels.gemm.alignment_note).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from wavesim.kernels.gemm import TRITON_DIVISIBILITY
 from wavetune.config import LaunchConfig
 
 log = logging.getLogger("wavetune.tuner")
@@ -57,6 +61,7 @@ class TableLauncher:
         self._fallback_factory = fallback
         self._fallback = None
         self._logged: set[tuple] = set()
+        self._unaligned_logged: set[tuple] = set()
         # Decisions by (M, N, K, dtype): a repeated shape skips select() (~10 us on a server CPU, measured
         # on the H200 machine: validation/data/h200/triton_integration_h200.json) for a dict lookup.
         self._chosen: dict[tuple, LaunchConfig | None] = {}
@@ -101,6 +106,13 @@ class TableLauncher:
                 cfg = self.choose(*key)
                 if len(self._chosen) < 65536:
                     self._chosen[key] = cfg
+            if (M, N, K) not in self._unaligned_logged and (odd := _unaligned_strides(
+                    named_args(self.arg_names, args, kwargs))):
+                self._unaligned_logged.add((M, N, K))
+                log.warning("wavetune: M=%d N=%d K=%d launches with %s, not multiples of %d: Triton compiles 2-byte "
+                            "unpipelined loads for it (4-8x slower on the H200); the table's pick assumes 16-divisible "
+                            "strides: pad the tensors' rows", M, N, K, ", ".join(f"{k}={v}" for k, v in odd),
+                            TRITON_DIVISIBILITY)
             if cfg is None:
                 if (M, N, K) not in self._logged:
                     self._logged.add((M, N, K))
@@ -127,6 +139,12 @@ def _operand_dtype(args) -> str | None:
         if dt is not None:
             return _TORCH_DTYPES.get(str(dt), str(dt))
     return None
+
+
+def _unaligned_strides(named: dict[str, Any]) -> list[tuple[str, int]]:
+    """The stride arguments Triton cannot specialize as 16-divisible (1 is specialized on its own, and fine)."""
+    return [(k, v) for k, v in named.items() if "stride" in k and isinstance(v, int) and not isinstance(v, bool)
+            and v != 1 and v % TRITON_DIVISIBILITY]
 
 
 def named_args(names, args, kwargs) -> dict[str, Any]:
