@@ -49,10 +49,11 @@ def _validate(args: argparse.Namespace) -> int:
     lo, hi = (int(x) for x in args.m_range.split(":"))
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr))
     result = validate(args.gpu, args.measurements, calibration=cal, table=args.table, folds=args.folds,
-                      m_range=(lo, hi), dtype=args.dtype, min_configs=args.min_configs, log=log)
+                      m_range=(lo, hi), dtype=args.dtype, min_configs=args.min_configs, log=log, repeat=args.repeat)
     result["command"] = " ".join(
         ["wavetune validate --gpu", args.gpu, "--measurements", *args.measurements, "--calibration",
-         str(args.calibration), *(["--table", args.table] if args.table else []), "--folds", str(args.folds),
+         str(args.calibration), *(["--table", args.table] if args.table else []),
+         *(["--repeat", *args.repeat] if args.repeat else []), "--folds", str(args.folds),
          "--m-range", args.m_range, "--report", args.report])
     md = write_report(result, args.report)
     a = result["aggregates"]
@@ -64,7 +65,7 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         for sub_name in ("all", "M16-8192"):
             for v, x in brief[sub_name].items():
-                if x.get("shapes") and v == "table":
+                if x.get("shapes") and v in ("table", "repeat"):
                     print(f"{sub_name:9s} {v:10s} shapes {x['shapes']:3d}  regret geomean {x['regret_geomean']:.4f} "
                           f"worst {x['regret_worst']:.3f}")
                 elif x.get("shapes"):
@@ -175,6 +176,9 @@ def register(sub) -> None:
     p.add_argument("--calibration", default="cv",
                    help="cv (k-fold by (N, K) layer, refit per fold; default), auto (shipped), a file, or none")
     p.add_argument("--table", default=None, help="a tuner DualTable JSON to score as well")
+    p.add_argument("--repeat", nargs="+", default=None,
+                   help="another measured pass of the same shapes and configs: its picks, scored on --measurements, "
+                        "are the measurement-noise floor of the regret (the 'repeat' rows)")
     p.add_argument("--report", required=True, help="output directory for REPORT.md, summary.json and PNGs")
     p.add_argument("--folds", type=int, default=4)
     p.add_argument("--m-range", default="1:16384", help="LO:HI, the M of the shapes to score")

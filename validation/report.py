@@ -152,7 +152,7 @@ def _plots(result: dict[str, Any], out: Path) -> list[str]:
 
 # ============================================================================ markdown
 def _agg_table(agg: dict[str, Any], has_table: bool) -> list[str]:
-    variants = ["calibrated", "specs"] + (["table"] if has_table else [])
+    variants = ["calibrated", "specs"] + (["table"] if has_table else []) + ["repeat"]  # repeat: when it was given
     lines = ["| shapes | variant | n | regret geomean | regret worst | median tau | top-1 | top-5 (best in sim top 5) "
              "| pick in measured top 5 | median err | median err (1 scale/shape) | speedup vs default | "
              "pick / cuBLAS |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -197,6 +197,10 @@ def render_markdown(result: dict[str, Any], plots: list[str]) -> str:
     if has_table:
         L.append(f"- tuner table: `{result['table']['path']}` (source: {json.dumps(result['table'].get('source'))}); "
                  f"decision time = median over shapes of the median of {DECISION_REPS_TEXT} select() calls")
+    if result.get("repeat_files"):
+        L.append(f"- repeat: {', '.join('`' + p + '`' for p in result['repeat_files'])}: the 'repeat' rows pick each "
+                 "shape's best config by that pass and score it on the measurements above, the floor that "
+                 "measurement noise sets for any selector")
     for n in result["notes"]:
         L.append(f"- note: {n}")
     L += ["", "## Must-show checks", "", "| issue | figure | value | bound | holds |", "|---|---|---:|---|---|"]
