@@ -116,6 +116,21 @@ def llm_fresh14(dtype: str = "bf16") -> list[GemmProblem]:
     return [GemmProblem(m, n, k, dtype) for _, n, k in FRESH14_LAYERS for m in FRESH14_M]
 
 
+# Session 14: data for modelling the unaligned specialization later (wavesim.kernels.gemm.alignment_note): only A's
+# row stride unaligned (K = 3000), only B's and C's (N = 5000), and N = 4104 (divisible by 8, not by 16: does Triton's
+# 16-divisibility alone decide?).
+UNALIGNED_STUDY_LAYERS = ((8192, 3000), (5000, 4096), (4104, 4096))
+
+
+def unaligned_study(dtype: str = "bf16") -> list[GemmProblem]:
+    return [GemmProblem(m, n, k, dtype) for n, k in UNALIGNED_STUDY_LAYERS for m in (16, 130, 1000, 5000)]
+
+
+def groupm_study(dtype: str = "bf16") -> list[GemmProblem]:
+    """Two aligned fresh14 layers at larger M, for the whole broad space at GROUP_M 1 and 32 (session 14)."""
+    return [GemmProblem(m, n, k, dtype) for _, n, k in FRESH14_LAYERS[:2] for m in (333, 1000, 2222, 5000)]
+
+
 def _m_sweep_of(layer: tuple[str, int, int], dtype: str) -> list[GemmProblem]:
     _, n, k = layer
     return [GemmProblem(m, n, k, dtype) for m in range(64, 8192 + 1, 64)]
@@ -156,7 +171,8 @@ NAMED_SHAPES = {"llm": llm_shapes, "llm-holdout": llm_holdout_shapes, "llm-small
                 "m-sweep": m_sweep, "m-sweep-holdout": m_sweep_holdout, "k-sweep": k_sweep,
                 "m-sweep-fresh": m_sweep_fresh, "m1-fresh": m1_fresh, "m-sweep-fresh5": m_sweep_fresh5,
                 "m-sweep-fresh6": m_sweep_fresh6, "m-sweep-fresh7": m_sweep_fresh7,
-                "m-sweep-n-study": m_sweep_n_study, "llm-fresh14": llm_fresh14}
+                "m-sweep-n-study": m_sweep_n_study, "llm-fresh14": llm_fresh14,
+                "unaligned-study": unaligned_study, "groupm-study": groupm_study}
 
 
 def parse_shape(text: str, dtype: str) -> GemmProblem:
