@@ -174,6 +174,28 @@ def test_fresh_layers_and_the_shapes_triton_compiles_unaligned():
     assert _agg(r, "all", "calibrated")["regret_geomean"] > 1.1           # 1.17: the kernel it does not model
 
 
+def test_one_unaligned_operand_is_enough_and_8_divisible_is_not():
+    """validation/data/h200/fresh14/unaligned_study.jsonl: with only A's row stride unaligned (K = 3000) the best
+    config still takes ~2x cuBLAS's time, with only B's and C's (N = 5000, and N = 4104, which is 8- but not
+    16-divisible) 3-7x: Triton's 16-divisibility decides, as alignment_note says."""
+    from validation.measurements import load_measurements
+    from wavesim.kernels.gemm import alignment_note
+
+    ms = [m for m in load_measurements([DATA.parent / "fresh14" / "unaligned_study.jsonl"], gpu="h200", backend=None)
+          if m.ok]
+    best, cub = {}, {}
+    for m in ms:
+        s = (m.problem.M, m.problem.N, m.problem.K)
+        if m.backend == "cublas":
+            cub[s] = m.ms
+        else:
+            best[s] = min(best.get(s, np.inf), m.ms)
+    ratio = {s: best[s] / cub[s] for s in best}
+    assert len(ratio) == 12 and all(alignment_note(n, k) for _, n, k in ratio)
+    assert all(1.5 < r < 2.6 for (m, n, k), r in ratio.items() if (n, k) == (8192, 3000))          # 1.8-2.3
+    assert all(r > 2.5 for (m, n, k), r in ratio.items() if n in (5000, 4104))                     # 2.9-7.2
+
+
 def test_table_column(tmp_path):
     pytest.importorskip("tuner.table")
     from tuner.table import DualTable, MacroEntry

@@ -110,7 +110,7 @@ class TableLauncher:
                     named_args(self.arg_names, args, kwargs))):
                 self._unaligned_logged.add((M, N, K))
                 log.warning("wavetune: M=%d N=%d K=%d launches with %s, not multiples of %d: Triton compiles 2-byte "
-                            "unpipelined loads for it (4-8x slower on the H200); the table's pick assumes 16-divisible "
+                            "unpipelined loads for it (2-8x slower on the H200); the table's pick assumes 16-divisible "
                             "strides: pad the tensors' rows", M, N, K, ", ".join(f"{k}={v}" for k, v in odd),
                             TRITON_DIVISIBILITY)
             if cfg is None:

@@ -131,8 +131,10 @@ class GemmParams:
 # prove that operand's rows aligned: it loads them two bytes at a time and synchronously (LDG.E.U16 + STS.U16 instead
 # of cp.async, so no software pipeline; C is stored the same way), with up to 255 registers and spills (sm_90 SASS of
 # validation/kernels/gemm.py, compiled offline). Measured on the H200 (validation/data/h200/fresh14/, N = 5000,
-# K = 3000): 3.6-7.5x cuBLAS's time where 16-divisible layers take 1.0-1.3x, and the stages change nothing. The model
-# covers the 16-divisible specialization only; `alignment_note` says so wherever a shape falls outside it.
+# K = 3000): 3.6-7.5x cuBLAS's time where 16-divisible layers take 1.0-1.3x, and the stages change nothing; with A alone
+# unaligned (K = 3000, N = 8192) 1.8-2.3x, with B and C alone (N = 5000 or 4104: 8-divisible is not enough) 2.9-7.2x
+# (fresh14/unaligned_study.jsonl). The model covers the 16-divisible specialization only; `alignment_note` says so
+# wherever a shape falls outside it.
 TRITON_DIVISIBILITY = 16
 
 
@@ -151,7 +153,7 @@ def alignment_note(N: int, K: int) -> str | None:
     pad = ", ".join(f"{n} = {-(-sizes[n] // TRITON_DIVISIBILITY) * TRITON_DIVISIBILITY}" for n in bad)
     verb = "is not a multiple" if len(bad) == 1 else "are not multiples"
     return (f"{what} {verb} of {TRITON_DIVISIBILITY}: Triton compiles this shape with 2-byte loads and no async "
-            f"pipeline (the H200 ran N = 5000, K = 3000 at 3.6-7.5x cuBLAS's time, aligned layers at 1.0-1.3x); the "
+            f"pipeline (the H200 ran such shapes at 1.8-7.5x cuBLAS's time, aligned ones at 1.0-1.3x); the "
             f"simulated time is the {TRITON_DIVISIBILITY}-divisible kernel's. Pad to {pad} to get that kernel")
 
 
