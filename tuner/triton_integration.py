@@ -102,17 +102,17 @@ class TableLauncher:
             key = (M, N, K, _operand_dtype(args))
             try:
                 cfg = self._chosen[key]
-            except KeyError:
+            except KeyError:  # a new shape: decide it, and check its strides once (not on every launch)
                 cfg = self.choose(*key)
                 if len(self._chosen) < 65536:
                     self._chosen[key] = cfg
-            if (M, N, K) not in self._unaligned_logged and (odd := _unaligned_strides(
-                    named_args(self.arg_names, args, kwargs))):
-                self._unaligned_logged.add((M, N, K))
-                log.warning("wavetune: M=%d N=%d K=%d launches with %s, not multiples of %d: Triton compiles 2-byte "
-                            "unpipelined loads for it (2-8x slower on the H200); the table's pick assumes 16-divisible "
-                            "strides: pad the tensors' rows", M, N, K, ", ".join(f"{k}={v}" for k, v in odd),
-                            TRITON_DIVISIBILITY)
+                odd = _unaligned_strides(named_args(self.arg_names, args, kwargs))
+                if odd and (M, N, K) not in self._unaligned_logged:
+                    self._unaligned_logged.add((M, N, K))
+                    log.warning("wavetune: M=%d N=%d K=%d launches with %s, not multiples of %d: Triton compiles "
+                                "2-byte unpipelined loads for it (2-8x slower on the H200); the table's pick assumes "
+                                "16-divisible strides: pad the tensors' rows", M, N, K,
+                                ", ".join(f"{k}={v}" for k, v in odd), TRITON_DIVISIBILITY)
             if cfg is None:
                 if (M, N, K) not in self._logged:
                     self._logged.add((M, N, K))
