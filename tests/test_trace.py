@@ -181,7 +181,7 @@ def test_a_malformed_trace_file_is_named(tmp_path):
 def test_replay_h200_traces_waves_and_topology():
     """What the committed H200 traces show: with 1-2 CTAs/SM the SMs run exactly ceil(G / (132 x CTAs/SM))
     SM-local waves and 1-CTA/SM launches of up to 12 waves stay synchronous; the bandwidth-bound 3-CTA/SM config has SMs that run
-    their later waves >10% faster than the median SM (the chip's topology, NOTES.md)."""
+    their later waves >10% faster than the median SM where B does not fit in the L2 (the chip's topology, NOTES.md)."""
     seen = 0
     for f in H200_TRACES:
         arrays, meta = load_traces(f)
@@ -199,7 +199,8 @@ def test_replay_h200_traces_waves_and_topology():
             if slots == 1 and 2 < s["sm_waves"] <= 12:
                 assert s["last_wave_start_spread_s"] < 0.15 * s["cta_s_later_full_waves"], key
             seen += 1
-        if "64x128x64_g8_w4_s3/M8192/r0" in arrays:
+        # only where B does not fit in the L2: with an 8 MB B (trace_smallb_*, session 15) no SM is fast
+        if "64x128x64_g8_w4_s3/M8192/r0" in arrays and meta["N"] * meta["K"] * 2 > H200.l2_bytes / 2:
             a = arrays["64x128x64_g8_w4_s3/M8192/r0"].astype(np.int64)
             rel = sm_relative_time(a[:, 0], a[:, 1] * 1e-9, a[:, 2] * 1e-9, 3, H200.sm_count)
             assert np.sum(rel < 0.9) >= 12

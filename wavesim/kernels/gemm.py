@@ -33,9 +33,11 @@ Per CTA the model gives the engines (wavesim.engine):
             to its port (port ratio x its even share). With the prior ratio 1.0 the port is never looser
             than the pool, and the model is the per-SM one; calibration raises the ratio on the H200.
   fixed_s   = one DRAM latency to fill the pipeline + CTA overhead + the C tile's store
-  dram_bytes = DRAM traffic of the launch / G: A, B and C once when A and B fit in the L2 share, else
-            what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B),
-            inflated for short contiguous segments (a tile row of B is only BN elements long)
+  dram_bytes = DRAM traffic of the launch / G: A and B read once when they fit in the L2 share, else
+            what each wave of co-resident CTAs touches in the grouped launch order (GROUP_M rows share B);
+            C written only where the L2 share cannot hold it beside A and B (the L2 writes back; what it
+            holds leaves after the kernel); inflated for short contiguous segments (a tile row of B is only
+            BN elements long)
   desync_rate: the expected de-synchronisation of later waves (wavesim/engine/desync.py): at 3+ CTAs/SM
             desync_rate x (n x solo_frac) ** desync_contention_exponent (the more the n CTAs oversubscribe their
             SM, the faster they fall out of step), desync_rate_two_ctas at 2 (co-resident pairs drift apart more
@@ -274,14 +276,19 @@ def concurrent_readers(b: GemmBatch) -> np.ndarray:
 
 
 def _dram_bytes_total(b: GemmBatch, elem: int, grid, fit: float) -> np.ndarray:
-    """DRAM traffic of each whole launch (bytes)."""
+    """DRAM traffic of each whole launch during the launch (bytes): A and B once when they fit in the L2
+    share (fit x L2), else what the waves stream; plus the part of C the L2 share cannot hold beside them. The
+    L2 is write-back, so a C that fits is written to DRAM after the kernel (Nsight Compute on the H200,
+    validation/data/h200/counters/counters_waves.jsonl: N = 4096, K = 1024 writes 0 of C's 6.3 MB at M = 768
+    and 29 of its 50 MB at M = 6144; counting all of C put the model at 1.4-2.1x the measured bytes there)."""
     M, N, K = b.M, b.N, b.K
-    unique = (M * K + K * N + M * N) * elem
+    cap = fit * b.spec.l2_bytes
+    ab = (M * K + K * N) * elem
     W, rows, cols = _wave_footprint(b)
     per_wave = (rows * b.bm * K + cols * b.bn * K) * elem
-    streamed = per_wave * (grid / W) + M * N * elem
-    fits = (M * K + K * N) * elem <= fit * b.spec.l2_bytes
-    return np.where(fits, unique, np.maximum(unique, streamed))
+    reads = np.where(ab <= cap, ab, np.maximum(ab, per_wave * (grid / W)))
+    c_written = np.maximum(0.0, M * N * elem - (cap - np.minimum(ab, cap)))
+    return reads + c_written
 
 
 def _dram_access_factor(b: GemmBatch, elem: int, seg_half: float) -> np.ndarray:

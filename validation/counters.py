@@ -1,0 +1,270 @@
+"""Hardware counters of the canonical GEMM, read by Nsight Compute: DRAM bytes, L2 traffic and hit rate, per launch.
+
+A kernel time cannot say where its bytes come from; the simulator's traffic model (wavesim/kernels/gemm.py:
+``_dram_bytes_total``, the L2 pool, the concurrent readers) makes claims about exactly that. This module runs
+the canonical GEMM (validation/kernels/gemm.py) under ``ncu`` and keeps, per launch, the counters that test
+those claims. The clocks are left alone (``--clock-control none``) and every cache is flushed before each
+replay (``--cache-control all``, as the profiler flushes the L2 before each timed launch).
+
+Collect (a GPU and ``ncu`` on the PATH):
+
+    python3 -m validation.counters collect --configs FILE_OR_SPACE --shapes 4096x4096,1024x4096 \\
+        --M 768,8192 --out validation/data/h200/counters/NAME.jsonl
+
+writes one JSON object per launch: the problem, the config, ``counters`` (metric -> value, in ncu's units:
+bytes, sectors, ns, percent, cycles per second) and ``env``. Metrics this ncu does not know are left out and
+named in the log (``--query-metrics`` decides), so one list serves several ncu versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from wavetune.config import LaunchConfig
+
+# What each metric tests (ncu's Hopper names; base name + rollup):
+METRICS = (
+    "gpu__time_duration.sum",                              # the launch's time (ns), under ncu's replay
+    "sm__cycles_elapsed.avg.per_second",                   # the SM clock during the launch
+    "dram__bytes_read.sum",                                # DRAM traffic: the model's _dram_bytes_total
+    "dram__bytes_write.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",              # L2 read sectors the SMs asked for (32 B each)
+    "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",   # ... of them hits
+    "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",  # ... and misses
+    "lts__t_requests_srcunit_tex_op_read.sum",             # L2 read requests (the request overhead's unit)
+    "lts__t_sectors_srcunit_ltcfabric.sum",                # sectors moved between the two L2 partitions
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed",  # wgmma busy
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",  # mma.sync busy
+)
+KERNEL_NAME = "gemm_kernel"
+
+
+# ============================================================================ cases
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    """'4096x4096,1024x4096' -> [(4096, 4096), (1024, 4096)] as (N, K)."""
+    out = []
+    for part in text.split(","):
+        try:
+            n, k = (int(x) for x in part.lower().split("x"))
+        except ValueError:
+            n = k = 0
+        if n < 1 or k < 1:
+            raise ValueError(f"--shapes {text!r}: expected NxK pairs of positive integers, comma separated, "
+                             f"e.g. 4096x4096,1024x4096")
+        out.append((n, k))
+    return out
+
+
+def make_cases(configs: list[LaunchConfig], shapes: list[tuple[int, int]], Ms: list[int]) -> list[dict]:
+    return [{"M": M, "N": N, "K": K, "config": cfg.to_dict()} for N, K in shapes for cfg in configs for M in Ms]
+
+
+# ============================================================================ ncu output
+def base_metric(name: str) -> str:
+    """'dram__bytes_read.sum' -> 'dram__bytes_read' (what --query-metrics lists)."""
+    return name.split(".", 1)[0]
+
+
+def known_metrics(query_output: str) -> set[str]:
+    """Base metric names in the output of `ncu --query-metrics` (the first word of each line)."""
+    return {line.split()[0] for line in query_output.splitlines() if line.strip() and "__" in line.split()[0]}
+
+
+def parse_raw_csv(text: str) -> list[dict[str, str]]:
+    """Rows of `ncu --csv --page raw`: a header, a units row, then one row per profiled kernel (ncu's own
+    log lines, starting with '==', are skipped)."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("==")]
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    if len(rows) < 2:
+        return []
+    head = rows[0]
+    body = rows[2:] if rows[1] and rows[1][0] == "" else rows[1:]   # the units row has no ID
+    return [dict(zip(head, r)) for r in body if len(r) == len(head)]
+
+
+def to_number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+# ============================================================================ GPU side
+def workload(cases_path: str) -> None:
+    """Run each case's GEMM once, in file order (what ncu profiles); inputs are reused across configs."""
+    import torch
+
+    from validation.kernels.gemm import gemm
+
+    cases = [json.loads(x) for x in Path(cases_path).read_text().splitlines() if x.strip()]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    mats: dict = {}
+    for c in cases:
+        M, N, K = c["M"], c["N"], c["K"]
+        if ("a", M, K) not in mats:
+            mats[("a", M, K)] = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
+        if ("b", K, N) not in mats:
+            mats[("b", K, N)] = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
+        gemm(mats[("a", M, K)], mats[("b", K, N)], LaunchConfig.from_dict(c["config"]))
+        torch.cuda.synchronize()
+
+
+def collect(cases: list[dict], out: Path, metrics=METRICS, ncu: str = "ncu", log=print) -> list[dict]:
+    """Profile every case under ncu; append one record per case to `out` (JSONL) and return them."""
+    from wavetune.records import is_gzip
+
+    if out.exists() and is_gzip(out):
+        raise ValueError(f"{out} is gzip-compressed: new records cannot be appended to it; write to a new file "
+                         f"(and compress it after)")
+    exe = shutil.which(ncu)
+    if exe is None:
+        raise ValueError(f"{ncu!r} is not on the PATH: counters need Nsight Compute (and a GPU); the timing "
+                         f"profiler (`wavetune profile`) does not")
+    q = subprocess.run([exe, "--query-metrics", "--chip", "gh100"], capture_output=True, text=True)
+    known = known_metrics(q.stdout)
+    use = [m for m in metrics if base_metric(m) in known] if known else list(metrics)
+    dropped = [m for m in metrics if m not in use]
+    if dropped:
+        log(f"counters: this ncu does not know {dropped}; left out")
+    with tempfile.TemporaryDirectory() as tmp:
+        cases_file = Path(tmp) / "cases.jsonl"
+        cases_file.write_text("".join(json.dumps(c) + "\n" for c in cases))
+        log_file = Path(tmp) / "ncu.csv"
+        cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "all",
+               "--kernel-name", KERNEL_NAME, "--metrics", ",".join(use), "--log-file", str(log_file),
+               sys.executable, "-m", "validation.counters", "workload", str(cases_file)]
+        t0 = time.perf_counter()
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"ncu failed ({run.returncode}): {run.stderr[-2000:] or run.stdout[-2000:]}")
+        rows = parse_raw_csv(log_file.read_text())
+    if len(rows) != len(cases):
+        raise RuntimeError(f"ncu profiled {len(rows)} launches of {KERNEL_NAME} for {len(cases)} cases; the "
+                           f"records would not line up, so none are written")
+    import torch
+    import triton
+
+    env = {"gpu_name": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+           "ncu": (subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+                   or [""])[-1]}
+    records = []
+    for c, r in zip(cases, rows):
+        counters = {m: to_number(r[m]) for m in use if m in r}
+        records.append({"schema": 1, "kind": "counters", "kernel": "gemm", "gpu": "h200", "dtype": "bf16", **c,
+                        "grid": int(to_number(r.get("Grid Size", "0").split(",")[0].strip("()")) or 0)
+                        if r.get("Grid Size") else None, "counters": counters, "env": env})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a") as f:
+        for rec in records:
+            f.write(json.dumps(rec) + "\n")
+    log(f"counters: {len(records)} launches in {time.perf_counter() - t0:.0f} s -> {out}")
+    return records
+
+
+# ============================================================================ analysis (CPU)
+def load_counters(paths) -> list[dict]:
+    """Counter records (``kind`` 'counters') of JSONL files, gzip-compressed or not."""
+    from wavetune.records import open_text
+
+    out = []
+    for p in paths:
+        with open_text(p) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{p}:{n}: not valid JSON ({e.msg}); counters files hold one JSON object per "
+                                     f"line, as `python3 -m validation.counters collect` writes them") from None
+                if r.get("kind") != "counters" or "counters" not in r:
+                    raise ValueError(f"{p}:{n}: not a counters record (kind {r.get('kind')!r}); timing records go to "
+                                     f"`wavetune validate`, counters to this module")
+                out.append(r)
+    return out
+
+
+def launch_figures(r: dict, spec, params) -> dict:
+    """One launch's counters beside the simulator's claims: DRAM bytes (read + written) over the model's
+    launch traffic, L2 read sectors over the bytes the CTAs load (< 1: requests merged before the L2 slices),
+    the L2 hit rate, and the waves (CTAs / resident capacity)."""
+    import numpy as np
+
+    from wavesim.kernels.gemm import GemmBatch, _dram_bytes_total
+
+    cfg = LaunchConfig.from_dict(r["config"])
+    k = r["counters"]
+    b = GemmBatch.build(spec, r.get("dtype", "bf16"), *(np.array([float(r[x])]) for x in "MNK"), [cfg])
+    grid, steps = int(b.grid[0]), int(b.k_steps[0])
+    loaded = grid * steps * (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * 2
+    dram = k.get("dram__bytes_read.sum", 0.0) + k.get("dram__bytes_write.sum", 0.0)
+    hit, miss = (k.get(f"lts__t_sectors_srcunit_tex_op_read_lookup_{x}.sum") for x in ("hit", "miss"))
+    return {"config": cfg.key, "M": r["M"], "N": r["N"], "K": r["K"], "grid": grid,
+            "waves": grid / max(int(b.resident[0]), 1), "us": k.get("gpu__time_duration.sum", float("nan")) / 1e3,
+            "dram_over_model": dram / float(_dram_bytes_total(b, 2, b.grid, params.l2_fit_fraction)[0]),
+            "l2_sectors_over_loaded": k.get("lts__t_sectors_srcunit_tex_op_read.sum", float("nan")) * 32 / loaded,
+            "l2_hit_rate": hit / (hit + miss) if hit is not None and miss else float("nan"),
+            "l2_busy_pct": k.get("lts__throughput.avg.pct_of_peak_sustained_elapsed", float("nan"))}
+
+
+def report(paths, gpu: str = "h200", calibration: str = "auto") -> list[dict]:
+    """Print and return launch_figures for every record of `paths`."""
+    import hwspecs
+    from wavesim.calibration import load_calibration
+    from wavesim.kernels.gemm import GemmParams
+
+    spec = hwspecs.load_gpu(gpu)
+    params = GemmParams.priors() if calibration == "none" else load_calibration(calibration, gpu)
+    rows = [launch_figures(r, spec, params) for r in load_counters(paths)]
+    print(f"{'config':24s} {'N':>5s} {'K':>5s} {'M':>5s} {'waves':>5s} {'us':>7s} {'DRAM/model':>10s} "
+          f"{'L2 sectors/loaded':>17s} {'L2 hit':>6s} {'L2 busy%':>8s}")
+    for x in rows:
+        print(f"{x['config']:24s} {x['N']:5d} {x['K']:5d} {x['M']:5d} {x['waves']:5.1f} {x['us']:7.1f} "
+              f"{x['dram_over_model']:10.2f} {x['l2_sectors_over_loaded']:17.3f} {x['l2_hit_rate']:6.3f} "
+              f"{x['l2_busy_pct']:8.1f}")
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.counters", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="profile configs x shapes x M under ncu into a JSONL file")
+    c.add_argument("--configs", required=True, help="config space names (tuner/space.py), '+'-joined, or a JSONL file")
+    c.add_argument("--shapes", required=True, help="NxK pairs, comma separated")
+    c.add_argument("--M", required=True, help="lo:hi:step (inclusive) or a comma list")
+    c.add_argument("--out", type=Path, required=True)
+    w = sub.add_parser("workload", help="(run by collect under ncu) each case's GEMM once")
+    w.add_argument("cases")
+    r = sub.add_parser("report", help="each launch's counters beside the simulator's traffic model (no GPU)")
+    r.add_argument("files", nargs="+")
+    r.add_argument("--gpu", default="h200")
+    r.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
+    a = ap.parse_args(argv)
+    if a.cmd == "workload":
+        workload(a.cases)
+        return 0
+    if a.cmd == "report":
+        report(a.files, a.gpu, a.calibration)
+        return 0
+    from tuner.space import load_space
+    from validation.trace import parse_range
+
+    cases = make_cases(load_space(a.configs), parse_shapes(a.shapes), parse_range(a.M))
+    collect(cases, a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
