@@ -45,8 +45,14 @@ METRICS = (
     "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed",  # wgmma busy
-    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",  # mma.sync busy
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",  # tensor pipe busy
+    # the L2 request coalescer (LRC): read sectors eligible for coalescing, coalesced by the hardware, and sent
+    # on between the L2 and the crossbar / to the GPCs (session 15: where the order-dependent merging happens)
+    "lrc__request_sectors_op_read_coalescable.sum",
+    "lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum",
+    "lrc__lts2lrc_sectors_op_read.sum",
+    "lrc__lrc2xbar_sectors_op_read.sum",
+    "lrc__xbar2gpc_sectors_op_read.sum",
 )
 KERNEL_NAME = "gemm_kernel"
 
