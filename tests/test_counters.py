@@ -60,7 +60,7 @@ def test_load_counters_rejects_timing_records_and_bad_lines(tmp_path):
         counters.load_counters([timing])
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
-    with pytest.raises(ValueError, match="bad.jsonl:1: not valid JSON"):
+    with pytest.raises(ValueError, match="bad.jsonl:1"):
         counters.load_counters([bad])
 
 
@@ -133,3 +133,11 @@ def test_the_l2_request_coalescer_accounts_for_the_missing_sectors():
         off.append(abs(k["lts__t_sectors_srcunit_tex_op_read.sum"] / loaded + got - 1))
     assert min(merged) < 0.1 and max(merged) > 0.5    # 7-58% of the sectors, by config, order and wave
     assert np.median(off) < 0.01 and max(off) < 0.06   # the slices' own count agrees
+
+
+def test_report_cli_names_the_problem(capsys):
+    assert counters.main(["report", str(DATA.parents[0] / "gemm" / "m_sweep.jsonl")]) == 2
+    assert "not a counters record" in capsys.readouterr().err
+    assert counters.main(["report", str(DATA / "counters_groupm.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "64x128x64_g1_w4_s3" in out and "DRAM/model" in out

@@ -182,23 +182,15 @@ def collect(cases: list[dict], out: Path, metrics=METRICS, ncu: str = "ncu", log
 # ============================================================================ analysis (CPU)
 def load_counters(paths) -> list[dict]:
     """Counter records (``kind`` 'counters') of JSONL files, gzip-compressed or not."""
-    from wavetune.records import open_text
+    from wavetune.records import read_jsonl_file
 
     out = []
     for p in paths:
-        with open_text(p) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{p}:{n}: not valid JSON ({e.msg}); counters files hold one JSON object per "
-                                     f"line, as `python3 -m validation.counters collect` writes them") from None
-                if r.get("kind") != "counters" or "counters" not in r:
-                    raise ValueError(f"{p}:{n}: not a counters record (kind {r.get('kind')!r}); timing records go to "
-                                     f"`wavetune validate`, counters to this module")
-                out.append(r)
+        for n, r in enumerate(read_jsonl_file(p), 1):
+            if r.get("kind") != "counters" or "counters" not in r:
+                raise ValueError(f"{p}: record {n} is not a counters record (kind {r.get('kind')!r}); timing records "
+                                 f"go to `wavetune validate`, counters to this module")
+            out.append(r)
     return out
 
 
@@ -258,17 +250,19 @@ def main(argv=None) -> int:
     r.add_argument("--gpu", default="h200")
     r.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none")
     a = ap.parse_args(argv)
-    if a.cmd == "workload":
-        workload(a.cases)
-        return 0
-    if a.cmd == "report":
-        report(a.files, a.gpu, a.calibration)
-        return 0
-    from tuner.space import load_space
-    from validation.trace import parse_range
+    try:
+        if a.cmd == "workload":
+            workload(a.cases)
+        elif a.cmd == "report":
+            report(a.files, a.gpu, a.calibration)
+        else:
+            from tuner.space import load_space
+            from validation.trace import parse_range
 
-    cases = make_cases(load_space(a.configs), parse_shapes(a.shapes), parse_range(a.M))
-    collect(cases, a.out)
+            collect(make_cases(load_space(a.configs), parse_shapes(a.shapes), parse_range(a.M)), a.out)
+    except (ValueError, OSError) as e:
+        print(f"validation.counters {a.cmd}: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
