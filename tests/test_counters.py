@@ -141,3 +141,37 @@ def test_report_cli_names_the_problem(capsys):
     assert counters.main(["report", str(DATA / "counters_groupm.jsonl")]) == 0
     out = capsys.readouterr().out
     assert "64x128x64_g1_w4_s3" in out and "DRAM/model" in out
+
+
+def test_probe_groups_and_delays():
+    gpcs = json.loads(counters.GPC_LAYOUT.read_text())["gpcs"]
+    for pattern, n_groups in (("own", 132), ("chip", 1), ("gpc", 12), ("tpc", 66)):
+        assert len(set(counters.probe_groups(pattern, gpcs, 132))) == n_groups
+    gpc_of = {sm: g for g, sms in enumerate(gpcs) for sm in sms}
+    for pattern in ("across_gpc", "across_tpc"):
+        groups = counters.probe_groups(pattern, gpcs, 132)
+        for g in set(groups):
+            members = [sm for sm, x in enumerate(groups) if x == g]
+            assert len({gpc_of[sm] for sm in members}) == len(members)   # every sharer in another GPC
+    assert counters.probe_delays([0, 0, 1, 0, 1], 500) == [0, 500, 0, 1000, 500]
+    with pytest.raises(ValueError, match="unknown probe pattern"):
+        counters.probe_groups("warp", gpcs, 132)
+    with pytest.raises(ValueError, match="does not cover"):
+        counters.probe_groups("gpc", gpcs[:-1], 132)
+
+
+def test_the_coalescer_merges_within_a_gpc_only():
+    """The probe (lrc_probe.jsonl; one CTA per SM reading its group's L2-resident region): reads shared by the two
+    SMs of a TPC merge to half whatever their stagger (up to 8000 cycles); shared within a GPC they merge when in
+    step and less the more they are staggered; shared across GPCs they do not merge."""
+    recs = counters.load_counters([DATA / "lrc_probe.jsonl"], kernel="lrc_probe")
+    got = {}
+    for r in recs:
+        loaded = 132 * r["steps"] * 64 * 64 * 2 / 32
+        got[(r["pattern"], r["delay_cycles"])] = (
+            r["counters"]["lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum"] / loaded)
+    assert got[("own", 0)] < 0.01
+    assert all(0.45 < got[("tpc", d)] < 0.51 for d in (0, 500, 2000, 8000))
+    assert got[("gpc", 0)] > 0.6 and got[("gpc", 0)] > got[("gpc", 2000)] > got[("gpc", 8000)] > 0.2
+    assert all(got[(p, d)] < 0.06 for p in ("across_gpc", "across_tpc") for d in (0, 500, 2000, 8000))
+    assert abs(got[("chip", 0)] - got[("gpc", 0)]) < 0.05    # everybody sharing merges no more than per GPC

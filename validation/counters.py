@@ -54,7 +54,9 @@ METRICS = (
     "lrc__lrc2xbar_sectors_op_read.sum",
     "lrc__xbar2gpc_sectors_op_read.sum",
 )
-KERNEL_NAME = "gemm_kernel"
+KERNEL_NAMES = ("gemm_kernel", "lrc_probe_kernel")   # what ncu profiles (validation/kernels/)
+GPC_LAYOUT = Path(__file__).resolve().parent / "data" / "h200" / "gpc_layout.json"
+PROBE_PATTERNS = ("own", "chip", "gpc", "across_gpc", "tpc", "across_tpc")
 
 
 # ============================================================================ cases
@@ -75,6 +77,50 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
 
 def make_cases(configs: list[LaunchConfig], shapes: list[tuple[int, int]], Ms: list[int]) -> list[dict]:
     return [{"M": M, "N": N, "K": K, "config": cfg.to_dict()} for N, K in shapes for cfg in configs for M in Ms]
+
+
+def probe_groups(pattern: str, gpcs: list[list[int]], sm_count: int) -> list[int]:
+    """Which SMs read the same bytes in the coalescer probe (validation/kernels/lrc_probe.py): a group id per SM.
+    own: nobody shares; chip: everybody; gpc: the SMs of a GPC; across_gpc: one SM of each GPC (the same rank in
+    each GPC's list); tpc: the two SMs of a TPC (SM ids 2t, 2t+1: the GPC lists pair them so); across_tpc: two SMs
+    of the same rank in neighbouring GPCs (GPC 0 with 1, 2 with 3, ...). `gpcs`: lists of SM ids, as
+    `python3 -m validation.probe --gpcs` writes them."""
+    if pattern not in PROBE_PATTERNS:
+        raise ValueError(f"unknown probe pattern {pattern!r}; choose one of {PROBE_PATTERNS}")
+    gpc_of, rank_of = {}, {}
+    for g, sms in enumerate(gpcs):
+        for r, sm in enumerate(sms):
+            gpc_of[sm], rank_of[sm] = g, r
+    if sorted(gpc_of) != list(range(sm_count)):
+        raise ValueError(f"the GPC layout does not cover SMs 0..{sm_count - 1} exactly once; run "
+                         f"`python3 -m validation.probe --gpcs` on this GPU")
+    out = []
+    for sm in range(sm_count):
+        g, r = gpc_of[sm], rank_of[sm]
+        out.append({"own": sm, "chip": 0, "gpc": g, "across_gpc": r, "tpc": sm // 2,
+                    "across_tpc": (g // 2) * 1000 + r if len(gpcs[g ^ 1 if g ^ 1 < len(gpcs) else g]) > r
+                    else 100000 + sm}[pattern])
+    return out
+
+
+def probe_delays(groups: list[int], delay_cycles: int) -> list[int]:
+    """Each SM's start delay: its rank among its group's SMs (by SM id) x delay_cycles."""
+    seen: dict[int, int] = {}
+    out = []
+    for g in groups:
+        out.append(seen.get(g, 0) * delay_cycles)
+        seen[g] = seen.get(g, 0) + 1
+    return out
+
+
+def probe_cases(delays=(0, 500, 2000, 8000), steps: int = 512, region_tiles: int = 32) -> list[dict]:
+    """The probe's launches: every pattern with no stagger, the sharing ones also staggered by `delays`."""
+    out = []
+    for pattern in PROBE_PATTERNS:
+        for d in (delays if pattern not in ("own",) else (0,)):
+            out.append({"kernel": "lrc_probe", "pattern": pattern, "delay_cycles": d, "steps": steps,
+                        "region_tiles": region_tiles})
+    return out
 
 
 # ============================================================================ ncu output
@@ -108,8 +154,26 @@ def to_number(text: str) -> float | None:
 
 
 # ============================================================================ GPU side
+def _run_probe_case(c: dict) -> None:
+    import torch
+
+    from validation.kernels.lrc_probe import TILE_COLS, grid_bytes, run_probe
+
+    S = torch.cuda.get_device_properties(0).multi_processor_count
+    groups = probe_groups(c["pattern"], json.loads(GPC_LAYOUT.read_text())["gpcs"], S)
+    ids = {g: i for i, g in enumerate(sorted(set(groups)))}
+    dense = [ids[g] for g in groups]
+    buf = torch.randn(grid_bytes(c["region_tiles"], len(ids)) // 2, device="cuda").to(torch.bfloat16)
+    w = torch.randn((TILE_COLS, 16), device="cuda").to(torch.bfloat16)
+    g_t = torch.tensor(dense, device="cuda", dtype=torch.int32)
+    d_t = torch.tensor(probe_delays(groups, c["delay_cycles"]), device="cuda", dtype=torch.int32)
+    out = torch.empty((S, 64 * 16), device="cuda", dtype=torch.float32)
+    run_probe(buf, w, g_t, d_t, out, c["steps"], c["region_tiles"], S)
+
+
 def workload(cases_path: str) -> None:
-    """Run each case's GEMM once, in file order (what ncu profiles); inputs are reused across configs."""
+    """Run each case once, in file order (what ncu profiles): a GEMM, or a coalescer probe launch (`kernel`
+    'lrc_probe'); GEMM inputs are reused across configs."""
     import torch
 
     from validation.kernels.gemm import gemm
@@ -118,6 +182,10 @@ def workload(cases_path: str) -> None:
     gen = torch.Generator(device="cuda").manual_seed(0)
     mats: dict = {}
     for c in cases:
+        if c.get("kernel") == "lrc_probe":
+            _run_probe_case(c)
+            torch.cuda.synchronize()
+            continue
         M, N, K = c["M"], c["N"], c["K"]
         if ("a", M, K) not in mats:
             mats[("a", M, K)] = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
@@ -149,7 +217,8 @@ def collect(cases: list[dict], out: Path, metrics=METRICS, ncu: str = "ncu", log
         cases_file.write_text("".join(json.dumps(c) + "\n" for c in cases))
         log_file = Path(tmp) / "ncu.csv"
         cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "all",
-               "--kernel-name", KERNEL_NAME, "--metrics", ",".join(use), "--log-file", str(log_file),
+               "--kernel-name", "regex:^(" + "|".join(KERNEL_NAMES) + ")$", "--metrics", ",".join(use),
+               "--log-file", str(log_file),
                sys.executable, "-m", "validation.counters", "workload", str(cases_file)]
         t0 = time.perf_counter()
         run = subprocess.run(cmd, capture_output=True, text=True)
@@ -157,7 +226,7 @@ def collect(cases: list[dict], out: Path, metrics=METRICS, ncu: str = "ncu", log
             raise RuntimeError(f"ncu failed ({run.returncode}): {run.stderr[-2000:] or run.stdout[-2000:]}")
         rows = parse_raw_csv(log_file.read_text())
     if len(rows) != len(cases):
-        raise RuntimeError(f"ncu profiled {len(rows)} launches of {KERNEL_NAME} for {len(cases)} cases; the "
+        raise RuntimeError(f"ncu profiled {len(rows)} launches of {KERNEL_NAMES} for {len(cases)} cases; the "
                            f"records would not line up, so none are written")
     import torch
     import triton
@@ -180,8 +249,9 @@ def collect(cases: list[dict], out: Path, metrics=METRICS, ncu: str = "ncu", log
 
 
 # ============================================================================ analysis (CPU)
-def load_counters(paths) -> list[dict]:
-    """Counter records (``kind`` 'counters') of JSONL files, gzip-compressed or not."""
+def load_counters(paths, kernel: str | None = "gemm") -> list[dict]:
+    """Counter records (``kind`` 'counters') of JSONL files, gzip-compressed or not: those of `kernel` ('gemm',
+    'lrc_probe'; None: all)."""
     from wavetune.records import read_jsonl_file
 
     out = []
@@ -190,7 +260,8 @@ def load_counters(paths) -> list[dict]:
             if r.get("kind") != "counters" or "counters" not in r:
                 raise ValueError(f"{p}: record {n} is not a counters record (kind {r.get('kind')!r}); timing records "
                                  f"go to `wavetune validate`, counters to this module")
-            out.append(r)
+            if kernel is None or r.get("kernel", "gemm") == kernel:
+                out.append(r)
     return out
 
 
@@ -245,6 +316,8 @@ def main(argv=None) -> int:
     c.add_argument("--out", type=Path, required=True)
     w = sub.add_parser("workload", help="(run by collect under ncu) each case's GEMM once")
     w.add_argument("cases")
+    pr = sub.add_parser("probe", help="profile the L2 request coalescer probe (who shares, how staggered) under ncu")
+    pr.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("report", help="each launch's counters beside the simulator's traffic model (no GPU)")
     r.add_argument("files", nargs="+")
     r.add_argument("--gpu", default="h200")
@@ -255,6 +328,8 @@ def main(argv=None) -> int:
             workload(a.cases)
         elif a.cmd == "report":
             report(a.files, a.gpu, a.calibration)
+        elif a.cmd == "probe":
+            collect(probe_cases(), a.out)
         else:
             from tuner.space import load_space
             from validation.trace import parse_range

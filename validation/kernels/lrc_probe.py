@@ -1,0 +1,53 @@
+"""A probe of the L2 request coalescer: which SMs' reads of one sector merge, and how close in time they must be.
+
+One CTA per SM (grid = SM count, small enough that the dispatch gives every SM one). Each CTA reads its SM's
+group's region of `buf` tile by tile, as the GEMM reads A (the tiles feed tl.dot, so Triton loads them with
+cp.async through the same pipeline), after spinning `delay_of_sm[smid]` cycles. SMs of one group read the same
+bytes in the same order; who shares with whom is the caller's choice (`group_of_sm`), and so is the stagger
+(`delay_of_sm`). Under Nsight Compute the coalescer's counters then say how many of the sectors merged
+(validation/counters.py, `probe`).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from validation.kernels.gemm_trace import read_u64, smid
+
+TILE_ROWS = 64
+TILE_COLS = 64    # a bf16 tile of 64 x 64: 8 KB, rows of 128 B (one cache line each)
+
+
+@triton.jit
+def lrc_probe_kernel(buf_ptr, w_ptr, group_of_sm_ptr, delay_of_sm_ptr, out_ptr, steps, region_tiles,
+                     ROWS: tl.constexpr, COLS: tl.constexpr, N_OUT: tl.constexpr):
+    sm = smid()
+    group = tl.load(group_of_sm_ptr + sm).to(tl.int64)
+    delay = tl.load(delay_of_sm_ptr + sm).to(tl.int64)
+    t0 = read_u64("%clock64")
+    while read_u64("%clock64") - t0 < delay:
+        pass
+    offs = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    w = tl.load(w_ptr + tl.arange(0, COLS)[:, None] * N_OUT + tl.arange(0, N_OUT)[None, :])
+    base = buf_ptr + group * region_tiles * ROWS * COLS
+    acc = tl.zeros((ROWS, N_OUT), dtype=tl.float32)
+    for s in range(0, steps):
+        x = tl.load(base + (s % region_tiles) * ROWS * COLS + offs)
+        acc = tl.dot(x, w, acc)
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid * ROWS * N_OUT + tl.arange(0, ROWS)[:, None] * N_OUT + tl.arange(0, N_OUT)[None, :], acc)
+
+
+def run_probe(buf, w, group_of_sm, delay_of_sm, out, steps: int, region_tiles: int, sm_count: int):
+    """One launch: sm_count CTAs, 4 warps, 3 stages (the GEMM's load pipeline)."""
+    lrc_probe_kernel[(sm_count,)](buf, w, group_of_sm, delay_of_sm, out, steps, region_tiles,
+                                  ROWS=TILE_ROWS, COLS=TILE_COLS, N_OUT=w.shape[1], num_warps=4, num_stages=3)
+
+
+def grid_bytes(region_tiles: int, groups: int) -> int:
+    """Bytes of `buf` for `groups` regions of `region_tiles` bf16 tiles."""
+    return groups * region_tiles * TILE_ROWS * TILE_COLS * 2
+
+
+
