@@ -53,6 +53,10 @@ METRICS = (
     "lrc__lts2lrc_sectors_op_read.sum",
     "lrc__lrc2xbar_sectors_op_read.sum",
     "lrc__xbar2gpc_sectors_op_read.sum",
+    # the delivery side, which sees every sector (merged or not): crossbar to the SMs' L1, and the coalescer's busy
+    "l1tex__m_xbar2l1tex_read_bytes.sum.pct_of_peak_sustained_elapsed",
+    "lrc__cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "lrc__lrc2xbar_cycles_stalled.sum",
 )
 KERNEL_NAMES = ("gemm_kernel", "lrc_probe_kernel")   # what ncu profiles (validation/kernels/)
 GPC_LAYOUT = Path(__file__).resolve().parent / "data" / "h200" / "gpc_layout.json"
