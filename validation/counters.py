@@ -14,6 +14,13 @@ Collect (a GPU and ``ncu`` on the PATH):
 writes one JSON object per launch: the problem, the config, ``counters`` (metric -> value, in ncu's units:
 bytes, sectors, ns, percent, cycles per second) and ``env``. Metrics this ncu does not know are left out and
 named in the log (``--query-metrics`` decides), so one list serves several ncu versions.
+
+    python3 -m validation.counters probe --out F      (GPU: the L2 request coalescer probe, lrc_probe.py)
+    python3 -m validation.counters report FILES       (anywhere: each GEMM launch beside the traffic model)
+
+What the H200's counters showed (session 15, NOTES.md): the simulator's DRAM traffic within 0.89-1.18x of the
+measured bytes (p10-p90); the L2 request coalescer merging 7-58% of the read sectors before the L2 slices, only
+within a GPC (a TPC's two SMs always, a GPC's SMs when in step), by launch order and wave.
 """
 
 from __future__ import annotations
@@ -101,9 +108,9 @@ def probe_groups(pattern: str, gpcs: list[list[int]], sm_count: int) -> list[int
     out = []
     for sm in range(sm_count):
         g, r = gpc_of[sm], rank_of[sm]
+        paired = (g ^ 1) < len(gpcs) and r < len(gpcs[g ^ 1])   # the neighbouring GPC has an SM of this rank
         out.append({"own": sm, "chip": 0, "gpc": g, "across_gpc": r, "tpc": sm // 2,
-                    "across_tpc": (g // 2) * 1000 + r if len(gpcs[g ^ 1 if g ^ 1 < len(gpcs) else g]) > r
-                    else 100000 + sm}[pattern])
+                    "across_tpc": (g // 2) * sm_count + r if paired else sm_count * sm_count + sm}[pattern])
     return out
 
 
@@ -220,9 +227,9 @@ def collect(cases: list[dict], out: Path, metrics=METRICS, ncu: str = "ncu", log
         cases_file = Path(tmp) / "cases.jsonl"
         cases_file.write_text("".join(json.dumps(c) + "\n" for c in cases))
         log_file = Path(tmp) / "ncu.csv"
-        cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "all",
-               "--kernel-name", "regex:^(" + "|".join(KERNEL_NAMES) + ")$", "--metrics", ",".join(use),
-               "--log-file", str(log_file),
+        cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
+               "--cache-control", "all", "--kernel-name", "regex:^(" + "|".join(KERNEL_NAMES) + ")$",
+               "--metrics", ",".join(use), "--log-file", str(log_file),
                sys.executable, "-m", "validation.counters", "workload", str(cases_file)]
         t0 = time.perf_counter()
         run = subprocess.run(cmd, capture_output=True, text=True)
@@ -318,7 +325,7 @@ def main(argv=None) -> int:
     c.add_argument("--shapes", required=True, help="NxK pairs, comma separated")
     c.add_argument("--M", required=True, help="lo:hi:step (inclusive) or a comma list")
     c.add_argument("--out", type=Path, required=True)
-    w = sub.add_parser("workload", help="(run by collect under ncu) each case's GEMM once")
+    w = sub.add_parser("workload", help="(run by collect and probe under ncu) each case's launch once")
     w.add_argument("cases")
     pr = sub.add_parser("probe", help="profile the L2 request coalescer probe (who shares, how staggered) under ncu")
     pr.add_argument("--out", type=Path, required=True)
