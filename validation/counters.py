@@ -134,6 +134,18 @@ def probe_cases(delays=(0, 500, 2000, 8000), steps: int = 512, region_tiles: int
     return out
 
 
+# (CTAs/SM, stages, tile columns): requests in flight per SM from 64 to 1536, with full-line (64 bf16) and half-line
+# (32) rows; 128x64x32 s3 lost its merging at 4 CTAs/SM (1280 half-line and line requests in flight per SM)
+LOAD_POINTS = ((1, 2, 64), (1, 3, 64), (2, 3, 64), (4, 3, 64), (4, 5, 64), (8, 3, 64),
+               (2, 3, 32), (4, 3, 32), (4, 5, 32), (8, 3, 32), (8, 5, 32))
+
+
+def probe_load_cases(patterns=("gpc", "tpc"), steps: int = 512, region_tiles: int = 32) -> list[dict]:
+    """The probe under load: the coalescer's merging as more requests are in flight (LOAD_POINTS)."""
+    return [{"kernel": "lrc_probe", "pattern": p, "delay_cycles": 0, "steps": steps, "region_tiles": region_tiles,
+             "ctas_per_sm": k, "num_stages": s, "cols": cols} for p in patterns for k, s, cols in LOAD_POINTS]
+
+
 # ============================================================================ ncu output
 def base_metric(name: str) -> str:
     """'dram__bytes_read.sum' -> 'dram__bytes_read' (what --query-metrics lists)."""
@@ -174,12 +186,13 @@ def _run_probe_case(c: dict) -> None:
     groups = probe_groups(c["pattern"], json.loads(GPC_LAYOUT.read_text())["gpcs"], S)
     ids = {g: i for i, g in enumerate(sorted(set(groups)))}
     dense = [ids[g] for g in groups]
+    k, cols = c.get("ctas_per_sm", 1), c.get("cols", TILE_COLS)
     buf = torch.randn(grid_bytes(c["region_tiles"], len(ids)) // 2, device="cuda").to(torch.bfloat16)
-    w = torch.randn((TILE_COLS, 16), device="cuda").to(torch.bfloat16)
+    w = torch.randn((cols, 16), device="cuda").to(torch.bfloat16)
     g_t = torch.tensor(dense, device="cuda", dtype=torch.int32)
     d_t = torch.tensor(probe_delays(groups, c["delay_cycles"]), device="cuda", dtype=torch.int32)
-    out = torch.empty((S, 64 * 16), device="cuda", dtype=torch.float32)
-    run_probe(buf, w, g_t, d_t, out, c["steps"], c["region_tiles"], S)
+    out = torch.empty((S * k, 64 * 16), device="cuda", dtype=torch.float32)
+    run_probe(buf, w, g_t, d_t, out, c["steps"], c["region_tiles"], S, k, c.get("num_stages", 3), cols)
 
 
 def workload(cases_path: str) -> None:
@@ -329,6 +342,7 @@ def main(argv=None) -> int:
     w.add_argument("cases")
     pr = sub.add_parser("probe", help="profile the L2 request coalescer probe (who shares, how staggered) under ncu")
     pr.add_argument("--out", type=Path, required=True)
+    pr.add_argument("--load", action="store_true", help="instead: more CTAs/SM and stages (requests in flight)")
     r = sub.add_parser("report", help="each launch's counters beside the simulator's traffic model (no GPU)")
     r.add_argument("files", nargs="+")
     r.add_argument("--gpu", default="h200")
@@ -340,7 +354,7 @@ def main(argv=None) -> int:
         elif a.cmd == "report":
             report(a.files, a.gpu, a.calibration)
         elif a.cmd == "probe":
-            collect(probe_cases(), a.out)
+            collect(probe_load_cases() if a.load else probe_cases(), a.out)
         else:
             from tuner.space import load_space
             from validation.trace import parse_range

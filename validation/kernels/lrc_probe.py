@@ -1,6 +1,7 @@
 """A probe of the L2 request coalescer: which SMs' reads of one sector merge, and how close in time they must be.
 
-One CTA per SM (grid = SM count, small enough that the dispatch gives every SM one). Each CTA reads its SM's
+One CTA per SM by default (grid = SM count, small enough that the dispatch gives every SM one; `ctas_per_sm` more
+to load the coalescer with more requests in flight). Each CTA reads its SM's
 group's region of `buf` tile by tile, as the GEMM reads A (the tiles feed tl.dot, so Triton loads them with
 cp.async through the same pipeline), after spinning `delay_of_sm[smid]` cycles. SMs of one group read the same
 bytes in the same order; who shares with whom is the caller's choice (`group_of_sm`), and so is the stagger
@@ -39,10 +40,13 @@ def lrc_probe_kernel(buf_ptr, w_ptr, group_of_sm_ptr, delay_of_sm_ptr, out_ptr, 
     tl.store(out_ptr + pid * ROWS * N_OUT + tl.arange(0, ROWS)[:, None] * N_OUT + tl.arange(0, N_OUT)[None, :], acc)
 
 
-def run_probe(buf, w, group_of_sm, delay_of_sm, out, steps: int, region_tiles: int, sm_count: int):
-    """One launch: sm_count CTAs, 4 warps, 3 stages (the GEMM's load pipeline)."""
-    lrc_probe_kernel[(sm_count,)](buf, w, group_of_sm, delay_of_sm, out, steps, region_tiles,
-                                  ROWS=TILE_ROWS, COLS=TILE_COLS, N_OUT=w.shape[1], num_warps=4, num_stages=3)
+def run_probe(buf, w, group_of_sm, delay_of_sm, out, steps: int, region_tiles: int, sm_count: int,
+              ctas_per_sm: int = 1, num_stages: int = 3, cols: int = TILE_COLS):
+    """One launch: ctas_per_sm x sm_count CTAs (the dispatch spreads them evenly), 4 warps, num_stages stages (the
+    GEMM's load pipeline: num_stages - 1 tiles in flight per CTA), tiles of TILE_ROWS x cols."""
+    lrc_probe_kernel[(sm_count * ctas_per_sm,)](buf, w, group_of_sm, delay_of_sm, out, steps, region_tiles,
+                                                ROWS=TILE_ROWS, COLS=cols, N_OUT=w.shape[1], num_warps=4,
+                                                num_stages=num_stages)
 
 
 def grid_bytes(region_tiles: int, groups: int) -> int:
