@@ -187,7 +187,7 @@ def _run_probe_case(c: dict) -> None:
     ids = {g: i for i, g in enumerate(sorted(set(groups)))}
     dense = [ids[g] for g in groups]
     k, cols = c.get("ctas_per_sm", 1), c.get("cols", TILE_COLS)
-    buf = torch.randn(grid_bytes(c["region_tiles"], len(ids)) // 2, device="cuda").to(torch.bfloat16)
+    buf = torch.randn(grid_bytes(c["region_tiles"], len(ids) * k) // 2, device="cuda").to(torch.bfloat16)
     w = torch.randn((cols, 16), device="cuda").to(torch.bfloat16)
     g_t = torch.tensor(dense, device="cuda", dtype=torch.int32)
     d_t = torch.tensor(probe_delays(groups, c["delay_cycles"]), device="cuda", dtype=torch.int32)

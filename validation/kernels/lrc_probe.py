@@ -1,7 +1,8 @@
 """A probe of the L2 request coalescer: which SMs' reads of one sector merge, and how close in time they must be.
 
 One CTA per SM by default (grid = SM count, small enough that the dispatch gives every SM one; `ctas_per_sm` more
-to load the coalescer with more requests in flight). Each CTA reads its SM's
+to load the coalescer with more requests in flight: the k-th CTA on an SM reads the k-th copy of the region, so
+they add load, not sharers). Each CTA reads its SM's
 group's region of `buf` tile by tile, as the GEMM reads A (the tiles feed tl.dot, so Triton loads them with
 cp.async through the same pipeline), after spinning `delay_of_sm[smid]` cycles. SMs of one group read the same
 bytes in the same order; who shares with whom is the caller's choice (`group_of_sm`), and so is the stagger
@@ -21,10 +22,13 @@ TILE_COLS = 64    # a bf16 tile of 64 x 64: 8 KB, rows of 128 B (one cache line 
 
 
 @triton.jit
-def lrc_probe_kernel(buf_ptr, w_ptr, group_of_sm_ptr, delay_of_sm_ptr, out_ptr, steps, region_tiles,
-                     ROWS: tl.constexpr, COLS: tl.constexpr, N_OUT: tl.constexpr):
+def lrc_probe_kernel(buf_ptr, w_ptr, group_of_sm_ptr, delay_of_sm_ptr, out_ptr, slot_of_sm_ptr, steps, region_tiles,
+                     n_groups, ROWS: tl.constexpr, COLS: tl.constexpr, N_OUT: tl.constexpr):
     sm = smid()
-    group = tl.load(group_of_sm_ptr + sm).to(tl.int64)
+    # the k-th CTA to arrive on each SM reads the k-th copy of its group's region: more CTAs per SM add requests in
+    # flight, not sharers (the dispatch order does not fix which CTA lands on which SM as which slot)
+    slot = tl.atomic_add(slot_of_sm_ptr + sm, 1).to(tl.int64)
+    group = tl.load(group_of_sm_ptr + sm).to(tl.int64) + n_groups * slot
     delay = tl.load(delay_of_sm_ptr + sm).to(tl.int64)
     t0 = read_u64("%clock64")
     while read_u64("%clock64") - t0 < delay:
@@ -44,8 +48,12 @@ def run_probe(buf, w, group_of_sm, delay_of_sm, out, steps: int, region_tiles: i
               ctas_per_sm: int = 1, num_stages: int = 3, cols: int = TILE_COLS):
     """One launch: ctas_per_sm x sm_count CTAs (the dispatch spreads them evenly), 4 warps, num_stages stages (the
     GEMM's load pipeline: num_stages - 1 tiles in flight per CTA), tiles of TILE_ROWS x cols."""
-    lrc_probe_kernel[(sm_count * ctas_per_sm,)](buf, w, group_of_sm, delay_of_sm, out, steps, region_tiles,
-                                                ROWS=TILE_ROWS, COLS=cols, N_OUT=w.shape[1], num_warps=4,
+    import torch
+
+    n_groups = int(group_of_sm.max()) + 1
+    slots = torch.zeros(sm_count, dtype=torch.int32, device=buf.device)
+    lrc_probe_kernel[(sm_count * ctas_per_sm,)](buf, w, group_of_sm, delay_of_sm, out, slots, steps, region_tiles,
+                                                n_groups, ROWS=TILE_ROWS, COLS=cols, N_OUT=w.shape[1], num_warps=4,
                                                 num_stages=num_stages)
 
 
