@@ -134,16 +134,19 @@ def probe_cases(delays=(0, 500, 2000, 8000), steps: int = 512, region_tiles: int
     return out
 
 
-# (CTAs/SM, stages, tile columns): requests in flight per SM from 64 to 1536, with full-line (64 bf16) and half-line
-# (32) rows; 128x64x32 s3 lost its merging at 4 CTAs/SM (1280 half-line and line requests in flight per SM)
-LOAD_POINTS = ((1, 2, 64), (1, 3, 64), (2, 3, 64), (4, 3, 64), (4, 5, 64), (8, 3, 64),
-               (2, 3, 32), (4, 3, 32), (4, 5, 32), (8, 3, 32), (8, 5, 32))
+# (working CTAs/SM, stages, tile columns, resident CTAs/SM): requests in flight per SM from 64 to 2048, with
+# full-line (64 bf16) and half-line (32) rows; 128x64x32 s3 lost its merging at 4 CTAs/SM (1280 half-line and line
+# requests in flight per SM). Resident: as many as fit (smem 26 KB at 3 stages of 64 columns, 42 KB at 5), so the
+# dispatch lands them evenly and the idle ones pin the count of working ones.
+LOAD_POINTS = ((1, 2, 64, 8), (1, 3, 64, 8), (2, 3, 64, 8), (4, 3, 64, 8), (4, 5, 64, 5), (8, 3, 64, 8),
+               (2, 3, 32, 8), (4, 3, 32, 8), (4, 5, 32, 8), (8, 3, 32, 8), (8, 5, 32, 8))
 
 
 def probe_load_cases(patterns=("gpc", "tpc"), steps: int = 512, region_tiles: int = 32) -> list[dict]:
     """The probe under load: the coalescer's merging as more requests are in flight (LOAD_POINTS)."""
     return [{"kernel": "lrc_probe", "pattern": p, "delay_cycles": 0, "steps": steps, "region_tiles": region_tiles,
-             "ctas_per_sm": k, "num_stages": s, "cols": cols} for p in patterns for k, s, cols in LOAD_POINTS]
+             "ctas_per_sm": k, "num_stages": s, "cols": cols, "resident_per_sm": res}
+            for p in patterns for k, s, cols, res in LOAD_POINTS]
 
 
 # ============================================================================ ncu output
@@ -186,13 +189,13 @@ def _run_probe_case(c: dict) -> None:
     groups = probe_groups(c["pattern"], json.loads(GPC_LAYOUT.read_text())["gpcs"], S)
     ids = {g: i for i, g in enumerate(sorted(set(groups)))}
     dense = [ids[g] for g in groups]
-    k, cols = c.get("ctas_per_sm", 1), c.get("cols", TILE_COLS)
-    buf = torch.randn(grid_bytes(c["region_tiles"], len(ids) * k) // 2, device="cuda").to(torch.bfloat16)
+    k, cols, resident = c.get("ctas_per_sm", 1), c.get("cols", TILE_COLS), c.get("resident_per_sm")
+    buf = torch.randn(grid_bytes(c["region_tiles"], len(ids) * (resident or k)) // 2, device="cuda").to(torch.bfloat16)
     w = torch.randn((cols, 16), device="cuda").to(torch.bfloat16)
     g_t = torch.tensor(dense, device="cuda", dtype=torch.int32)
     d_t = torch.tensor(probe_delays(groups, c["delay_cycles"]), device="cuda", dtype=torch.int32)
-    out = torch.empty((S * k, 64 * 16), device="cuda", dtype=torch.float32)
-    run_probe(buf, w, g_t, d_t, out, c["steps"], c["region_tiles"], S, k, c.get("num_stages", 3), cols)
+    out = torch.empty((S * (resident or k), 64 * 16), device="cuda", dtype=torch.float32)
+    run_probe(buf, w, g_t, d_t, out, c["steps"], c["region_tiles"], S, k, c.get("num_stages", 3), cols, resident)
 
 
 def workload(cases_path: str) -> None:

@@ -23,11 +23,13 @@ TILE_COLS = 64    # a bf16 tile of 64 x 64: 8 KB, rows of 128 B (one cache line 
 
 @triton.jit
 def lrc_probe_kernel(buf_ptr, w_ptr, group_of_sm_ptr, delay_of_sm_ptr, out_ptr, slot_of_sm_ptr, steps, region_tiles,
-                     n_groups, ROWS: tl.constexpr, COLS: tl.constexpr, N_OUT: tl.constexpr):
+                     n_groups, active_per_sm, ROWS: tl.constexpr, COLS: tl.constexpr, N_OUT: tl.constexpr):
     sm = smid()
     # the k-th CTA to arrive on each SM reads the k-th copy of its group's region: more CTAs per SM add requests in
-    # flight, not sharers (the dispatch order does not fix which CTA lands on which SM as which slot)
+    # flight, not sharers (the dispatch order does not fix which CTA lands on which SM as which slot); the grid fills
+    # every SM evenly and the CTAs past active_per_sm on an SM do no work, so exactly that many load each SM
     slot = tl.atomic_add(slot_of_sm_ptr + sm, 1).to(tl.int64)
+    steps = tl.where(slot < active_per_sm, steps, 0)
     group = tl.load(group_of_sm_ptr + sm).to(tl.int64) + n_groups * slot
     delay = tl.load(delay_of_sm_ptr + sm).to(tl.int64)
     t0 = read_u64("%clock64")
@@ -45,16 +47,18 @@ def lrc_probe_kernel(buf_ptr, w_ptr, group_of_sm_ptr, delay_of_sm_ptr, out_ptr, 
 
 
 def run_probe(buf, w, group_of_sm, delay_of_sm, out, steps: int, region_tiles: int, sm_count: int,
-              ctas_per_sm: int = 1, num_stages: int = 3, cols: int = TILE_COLS):
-    """One launch: ctas_per_sm x sm_count CTAs (the dispatch spreads them evenly), 4 warps, num_stages stages (the
-    GEMM's load pipeline: num_stages - 1 tiles in flight per CTA), tiles of TILE_ROWS x cols."""
+              ctas_per_sm: int = 1, num_stages: int = 3, cols: int = TILE_COLS, resident_per_sm: int | None = None):
+    """One launch: resident_per_sm x sm_count CTAs (as many as fit on an SM at once, so the dispatch gives each SM
+    exactly that many), of which ctas_per_sm per SM work; 4 warps, num_stages stages (the GEMM's load pipeline:
+    num_stages - 1 tiles in flight per CTA), tiles of TILE_ROWS x cols."""
+    resident_per_sm = resident_per_sm or ctas_per_sm
     import torch
 
     n_groups = int(group_of_sm.max()) + 1
     slots = torch.zeros(sm_count, dtype=torch.int32, device=buf.device)
-    lrc_probe_kernel[(sm_count * ctas_per_sm,)](buf, w, group_of_sm, delay_of_sm, out, slots, steps, region_tiles,
-                                                n_groups, ROWS=TILE_ROWS, COLS=cols, N_OUT=w.shape[1], num_warps=4,
-                                                num_stages=num_stages)
+    lrc_probe_kernel[(sm_count * resident_per_sm,)](buf, w, group_of_sm, delay_of_sm, out, slots, steps, region_tiles,
+                                                    n_groups, ctas_per_sm, ROWS=TILE_ROWS, COLS=cols, N_OUT=w.shape[1],
+                                                    num_warps=4, num_stages=num_stages)
 
 
 def grid_bytes(region_tiles: int, groups: int) -> int:

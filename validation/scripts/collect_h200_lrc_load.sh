@@ -6,6 +6,6 @@
 # usage: bash validation/scripts/collect_h200_lrc_load.sh
 DEFAULT_BUDGET=240 . "$(dirname "$0")/common.sh"
 C=validation/data/h200/counters
-python3 -m validation.counters probe --load --out $C/lrc_probe_load3.jsonl || echo "probe --load: failed"
-cp $C/lrc_probe_load3.jsonl "$OUT/" 2>/dev/null
+python3 -m validation.counters probe --load --out $C/lrc_probe_load.jsonl || echo "probe --load: failed"
+cp $C/lrc_probe_load.jsonl "$OUT/" 2>/dev/null
 ls -la "$OUT"
