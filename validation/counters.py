@@ -130,7 +130,7 @@ def probe_cases(delays=(0, 500, 2000, 8000), steps: int = 512, region_tiles: int
     for pattern in PROBE_PATTERNS:
         for d in (delays if pattern not in ("own",) else (0,)):
             out.append({"kernel": "lrc_probe", "pattern": pattern, "delay_cycles": d, "steps": steps,
-                        "region_tiles": region_tiles})
+                        "region_tiles": region_tiles, "resident_per_sm": 8})   # exactly one working CTA per SM
     return out
 
 
