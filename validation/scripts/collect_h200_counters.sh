@@ -15,16 +15,16 @@ ncu --version | tail -1
 ncu --query-metrics --chip gh100 | grep -E "^(dram__bytes|lts__t_sectors_srcunit|lts__t_requests_srcunit|sm__pipe_tensor_op|lts__t_sector_op)" \
     > "$OUT/ncu_metrics.txt" || echo "query failed"
 python3 -m validation.counters collect --configs $C/configs_waves.jsonl \
-    --shapes 4096x4096,1024x4096,4096x1024,7168x7168 --M 768,1536,3072,6144 --out $C/counters_waves.jsonl \
+    --shapes 4096x4096,1024x4096,4096x1024,7168x7168 --M 768,1536,3072,6144 --out "$OUT/counters_waves.jsonl" \
     || echo "waves: failed"
 echo "left $(left) s"
 python3 -m validation.counters collect --configs $T/configs_grouping.jsonl --shapes 4096x4096 --M 640,1024,4096 \
-    --out $C/counters_groupm.jsonl || echo "groupm: failed"
+    --out "$OUT/counters_groupm.jsonl" || echo "groupm: failed"
 echo "left $(left) s"
 for NK in "1024 4096" "4096 1024"; do
     set -- $NK
     python3 -m validation.trace trace --configs $C/configs_waves.jsonl --N $1 --K $2 --M 8192 --reps 1 \
         --out $T/trace_smallb_${1}x${2}.npz || echo "trace $1x$2 failed"
 done
-cp $C/counters_*.jsonl $T/trace_smallb_* "$OUT/" 2>/dev/null
+cp $T/trace_smallb_* "$OUT/"
 ls -la "$OUT"

@@ -9,8 +9,7 @@ DEFAULT_BUDGET=300 . "$(dirname "$0")/common.sh"
 C=validation/data/h200/counters
 ncu --query-metrics --chip gh100 | grep -i -E "^(l1tex__m_xbar2l1tex|l1tex__m_l1tex2xbar|gpc__|lrc__cycles|xbar)" | cut -c1-160 > "$OUT/ncu_xbar.txt" || true
 python3 -m validation.counters collect --configs $C/configs_firstwave.jsonl --shapes 5120x5120 \
-    --M 320,384,448,512,576,640,704,768,832 --out $C/counters_firstwave.jsonl || echo "5120: failed"
+    --M 320,384,448,512,576,640,704,768,832 --out "$OUT/counters_firstwave.jsonl" || echo "5120: failed"
 python3 -m validation.counters collect --configs $C/configs_firstwave.jsonl --shapes 4096x4096 \
-    --M 256,384,512,640,768,896,1024 --out $C/counters_firstwave.jsonl || echo "4096: failed"
-cp $C/counters_firstwave.jsonl "$OUT/" 2>/dev/null
+    --M 256,384,512,640,768,896,1024 --out "$OUT/counters_firstwave.jsonl" || echo "4096: failed"
 ls -la "$OUT"

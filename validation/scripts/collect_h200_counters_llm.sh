@@ -12,12 +12,11 @@ DEFAULT_BUDGET=480 . "$(dirname "$0")/common.sh"
 C=validation/data/h200/counters
 ncu --query-metrics --chip gh100 | grep -i -E "^(lrc|lts__t_(sectors|requests)_srcunit_tex_op_read_lookup)" > "$OUT/ncu_lrc.txt" || true
 python3 -m validation.counters collect --configs wave-study --shapes 4096x4096,14336x4096,4096x14336,6144x4096 \
-    --M 256,1024,4096,8192 --out $C/counters_llm.jsonl || echo "llm: failed"
+    --M 256,1024,4096,8192 --out "$OUT/counters_llm.jsonl" || echo "llm: failed"
 echo "left $(left) s"
 python3 -m validation.counters collect --configs $C/configs_groupm.jsonl --shapes 9216x3072 --M 1000,5000 \
-    --out $C/counters_groupm_study.jsonl || echo "groupm 9216x3072: failed"
+    --out "$OUT/counters_groupm_study.jsonl" || echo "groupm 9216x3072: failed"
 echo "left $(left) s"
 python3 -m validation.counters collect --configs $C/configs_groupm.jsonl --shapes 4096x4096 --M 640,4096 \
-    --out $C/counters_groupm_study.jsonl || echo "groupm 4096x4096: failed"
-cp $C/counters_llm.jsonl $C/counters_groupm_study.jsonl "$OUT/" 2>/dev/null
+    --out "$OUT/counters_groupm_study.jsonl" || echo "groupm 4096x4096: failed"
 ls -la "$OUT"

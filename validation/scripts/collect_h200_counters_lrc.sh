@@ -8,8 +8,7 @@
 DEFAULT_BUDGET=300 . "$(dirname "$0")/common.sh"
 C=validation/data/h200/counters
 python3 -m validation.counters collect --configs $C/configs_groupm.jsonl --shapes 4096x4096 --M 640,4096 \
-    --out $C/counters_lrc.jsonl || echo "groupm: failed"
+    --out "$OUT/counters_lrc.jsonl" || echo "groupm: failed"
 python3 -m validation.counters collect --configs $C/configs_waves.jsonl --shapes 4096x4096,4096x1024 --M 768,6144 \
-    --out $C/counters_lrc.jsonl || echo "waves: failed"
-cp $C/counters_lrc.jsonl "$OUT/" 2>/dev/null
+    --out "$OUT/counters_lrc.jsonl" || echo "waves: failed"
 ls -la "$OUT"

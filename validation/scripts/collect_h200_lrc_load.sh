@@ -5,7 +5,5 @@
 # (128x64x32 s3 lost it at its 4th CTA per SM, 64x128x64 s3 and 64x64x32 s2 did not).
 # usage: bash validation/scripts/collect_h200_lrc_load.sh
 DEFAULT_BUDGET=240 . "$(dirname "$0")/common.sh"
-C=validation/data/h200/counters
-python3 -m validation.counters probe --load --out $C/lrc_probe_load.jsonl || echo "probe --load: failed"
-cp $C/lrc_probe_load.jsonl "$OUT/" 2>/dev/null
+python3 -m validation.counters probe --load --out "$OUT/lrc_probe_load.jsonl" || echo "probe --load: failed"
 ls -la "$OUT"

@@ -6,7 +6,5 @@
 # staggered by 500-8000 cycles per sharer. The coalescer's counters say which sharers merge and how close in time.
 # usage: bash validation/scripts/collect_h200_lrc_probe.sh
 DEFAULT_BUDGET=240 . "$(dirname "$0")/common.sh"
-C=validation/data/h200/counters
-python3 -m validation.counters probe --out $C/lrc_probe.jsonl || echo "probe: failed"
-cp $C/lrc_probe.jsonl "$OUT/" 2>/dev/null
+python3 -m validation.counters probe --out "$OUT/lrc_probe.jsonl" || echo "probe: failed"
 ls -la "$OUT"
