@@ -54,3 +54,42 @@ def test_to_triton_round_trip():
     t = c.to_triton()
     assert t.num_warps == 8 and t.num_stages == 5 and t.kwargs["GROUP_M"] == 4
     assert LaunchConfig.from_triton(t) == c
+
+
+def test_fastest_breaks_ties_to_the_larger_group_m():
+    from wavetune.config import fastest
+
+    cfgs = [LaunchConfig.from_key(k) for k in ("64x128x64_g1_w4_s3", "64x128x64_g8_w4_s3", "64x128x64_g32_w4_s3",
+                                               "128x128x64_g8_w4_s3")]
+    assert fastest([1.0, 1.0, 1.0, 2.0], cfgs) == 2          # a tie: the largest GROUP_M
+    assert fastest([1.0, 0.999, 1.0, 2.0], cfgs) == 1        # no tie: the fastest
+    assert fastest([1.0, 1.0, 1.0, 2.0]) == 0                # no configs: the first
+    assert fastest([2.0, 1.0, 1.0 + 1e-12, 3.0], cfgs) == 2  # within the tolerance counts as a tie
+
+
+def test_larger_group_m_is_the_measured_better_default():
+    """The source of fastest's rule: over the broad space at GROUP_M 1, 8 and 32 on two fresh14 layers, the median
+    time against GROUP_M 8 falls with the group size for wide, square and tall tiles alike."""
+    import collections
+    from pathlib import Path
+
+    import numpy as np
+
+    from wavetune.records import read_jsonl_file
+
+    d = Path(__file__).resolve().parents[1] / "validation" / "data" / "h200" / "fresh14"
+    t = collections.defaultdict(dict)
+    for f in ("groupm_study.jsonl", "llm_fresh14.jsonl"):
+        for r in read_jsonl_file(d / f):
+            if r.get("config") and r.get("ms") and r["M"] >= 333 and (r["N"], r["K"]) in ((9216, 3072), (14336, 4096)):
+                c = LaunchConfig.from_dict(r["config"])
+                t[(r["M"], r["N"], c.BLOCK_M, c.BLOCK_N, c.BLOCK_K, c.num_warps, c.num_stages)][c.GROUP_M] = r["ms"]
+    ratios = collections.defaultdict(lambda: collections.defaultdict(list))
+    for k, v in t.items():
+        if all(g in v for g in (1, 8, 32)):
+            shape = "wide" if k[3] > k[2] else "tall" if k[2] > k[3] else "square"
+            for g in (1, 32):
+                ratios[shape][g].append(v[g] / v[8])
+    assert set(ratios) == {"wide", "square", "tall"}
+    for shape, r in ratios.items():
+        assert np.median(r[32]) < 1.0 < np.median(r[1]), shape

@@ -14,7 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from hwspecs import GPUSpec
-from wavetune.config import GemmProblem, LaunchConfig
+from wavetune.config import GemmProblem, LaunchConfig, fastest
 
 from .mapping import MacroGroup, band_of, group_space
 from .model import WaveModel
@@ -36,17 +36,18 @@ def triton_version() -> str | None:
         return None
 
 
-def _micro_table(groups_w: np.ndarray, groups_b: np.ndarray, logreg: np.ndarray, w_tab: int) -> list[list[int]]:
-    """Per (w, L bucket) cell the micro with the lowest mean log-regret over the cell's anchors; empty cells
-    take the nearest filled cell (in |w - w'| / w + |b - b'|, ties to the smaller w then b)."""
+def _micro_table(groups_w: np.ndarray, groups_b: np.ndarray, logreg: np.ndarray, w_tab: int,
+                 micros=None) -> list[list[int]]:
+    """Per (w, L bucket) cell the micro with the lowest mean log-regret over the cell's anchors (equal scores: the
+    larger GROUP_M, then the first: wavetune.config.fastest); empty cells take the nearest filled cell (in
+    |w - w'| / w + |b - b'|, ties to the smaller w then b)."""
     n_micro = logreg.shape[1]
     filled: dict[tuple[int, int], int] = {}
     for key in sorted(set(zip(groups_w.tolist(), groups_b.tolist()))):
         sel = (groups_w == key[0]) & (groups_b == key[1])
-        score = logreg[sel].mean(axis=0)
-        filled[key] = int(np.argmin(score))  # argmin takes the first of equal scores: deterministic
+        filled[key] = fastest(np.exp(logreg[sel].mean(axis=0)), micros)   # log-regrets: exp keeps their order
     # the overall best micro as the fallback for a macro with no anchors at all
-    overall = int(np.argmin(logreg.mean(axis=0))) if len(logreg) else 0
+    overall = fastest(np.exp(logreg.mean(axis=0)), micros) if len(logreg) else 0
     keys = sorted(filled)
     out = []
     for w in range(1, w_tab + 1):
@@ -157,9 +158,9 @@ def _fit_group(g: MacroGroup, anchors: list[GemmProblem], source, form: str, mod
     wi = band.astype(np.int64)
     bi = np.array([l_bucket(int(L)) for L in co[:, 1]], dtype=np.int64)
     if measured.any() and MICRO_FROM_MEASURED:  # stage II from measured anchors only, where there are any
-        mt = _micro_table(wi[measured], bi[measured], logreg[measured], w_tab)
+        mt = _micro_table(wi[measured], bi[measured], logreg[measured], w_tab, g.micros)
     else:
-        mt = _micro_table(wi, bi, logreg, w_tab)
+        mt = _micro_table(wi, bi, logreg, w_tab, g.micros)
     return MacroEntry(g.macro.BLOCK_M, g.macro.BLOCK_N, g.ref_ctas_per_sm, g.cap, rows.tolist(), slope.tolist(), micros, mt)
 
 

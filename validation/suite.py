@@ -46,6 +46,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from wavetune.config import fastest
+
 # M regimes of the report: small M is latency/bandwidth bound, large M is compute bound.
 REGIMES = (("M<=64", 0, 64), ("64<M<=1024", 64, 1024), ("M>1024", 1024, math.inf))
 # The shapes whose N and K are multiples of 16: the Triton specialization the model covers (a subset only when the
@@ -64,12 +66,12 @@ def regret(meas: Sequence[float], pick: int) -> float:
     return float(meas[pick] / meas.min())
 
 
-def top_k_hits(sim: Sequence[float], meas: Sequence[float], k: int = TOP_K) -> dict[str, bool]:
-    """top1: measured best == sim's pick; topk: measured best among the sim's k fastest;
-    pick_in_topk: the sim's pick among the k measured fastest. Ties in measured time count as hits."""
+def top_k_hits(sim: Sequence[float], meas: Sequence[float], k: int = TOP_K, pick: int | None = None) -> dict[str, bool]:
+    """top1: measured best == sim's pick (default: its first smallest); topk: measured best among the sim's k
+    fastest; pick_in_topk: the sim's pick among the k measured fastest. Ties in measured time count as hits."""
     sim = np.asarray(sim, dtype=np.float64)
     meas = np.asarray(meas, dtype=np.float64)
-    pick = int(np.argmin(sim))
+    pick = int(np.argmin(sim)) if pick is None else pick
     best_t = meas.min()
     sim_top = np.argsort(sim, kind="stable")[:k]
     meas_kth = np.sort(meas)[min(k, meas.size) - 1]
@@ -123,11 +125,13 @@ def regime_of(M: int) -> str:
 
 
 def shape_metrics(sim: np.ndarray, meas: np.ndarray, default_idx: int | None = None,
-                  cublas_ms: float | None = None) -> dict[str, Any]:
-    """All per-shape figures of one simulator variant (sim and meas over the same configs)."""
-    pick = int(np.argmin(sim))
+                  cublas_ms: float | None = None, configs=None) -> dict[str, Any]:
+    """All per-shape figures of one simulator variant (sim and meas over the same configs); the pick is the
+    simulator's fastest, ties to the larger GROUP_M when the configs are given (wavetune.config.fastest)."""
+    pick = fastest(sim, configs)
     err, err_scaled, scale = latency_errors(sim, meas)
-    out = {"pick": pick, "regret": regret(meas, pick), "tau": kendall_tau(sim, meas), **top_k_hits(sim, meas),
+    out = {"pick": pick, "regret": regret(meas, pick), "tau": kendall_tau(sim, meas),
+           **top_k_hits(sim, meas, pick=pick),
            "err_median": err, "err_scaled": err_scaled, "scale": scale,
            "speedup_default": float(meas[default_idx] / meas[pick]) if default_idx is not None else None,
            "cublas_ratio": float(meas[pick] / cublas_ms) if cublas_ms else None}
@@ -390,7 +394,7 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
                "default_ms": float(meas[dflt]) if dflt is not None else None,
                "best_cublas_ratio": float(meas[best] / cub) if cub else None}
         for name, sim in (("calibrated", sim_cal[idx]), ("specs", sim_specs[idx])):
-            met = shape_metrics(sim, meas, dflt, cub)
+            met = shape_metrics(sim, meas, dflt, cub, cfgs)
             met["pick_config"] = cfgs[met.pop("pick")].key
             row[name] = met
         if tbl is not None:

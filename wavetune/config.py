@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 # Element sizes of the dtypes the GEMM supports (operands and output use the same dtype).
 DTYPE_BYTES: dict[str, int] = {"fp16": 2, "bf16": 2, "fp32": 4}
@@ -138,3 +138,25 @@ class GemmProblem:
 
     def to_record(self) -> dict[str, Any]:
         return {"dtype": self.dtype, "M": self.M, "N": self.N, "K": self.K}
+
+
+# Ties: the simulator gives configs that differ only in GROUP_M the same time wherever DRAM does not bind (it does not
+# model the L2 request coalescer, which merges reads of CTAs 2j and 2j+1 on a TPC and of in-step CTAs on a GPC:
+# validation/counters.py). Measured, the larger group is the better default: over the broad space at GROUP_M 1 / 8 /
+# 32 on two layers (validation/data/h200/fresh14/groupm_study.jsonl) the time against GROUP_M 8 is a median
+# 1.14 / 1 / 0.95 for wide tiles, 1.09 / 1 / 0.98 square, 1.03 / 1 / 0.98 tall. So among equal predictions, pick the
+# largest GROUP_M (then the first listed).
+TIE_RTOL = 1e-9
+
+
+def fastest(times, configs: Sequence[LaunchConfig] | None = None) -> int:
+    """Index of the smallest of `times`; among times within TIE_RTOL of it, the config with the largest GROUP_M
+    (then the first). Without configs, the first smallest."""
+    import numpy as np
+
+    t = np.asarray(times, dtype=np.float64)
+    best = int(np.argmin(t))
+    if configs is None:
+        return best
+    tied = np.nonzero(t <= t[best] * (1.0 + TIE_RTOL))[0]
+    return int(max(tied, key=lambda i: (configs[i].GROUP_M, -i)))
