@@ -122,10 +122,7 @@ def test_the_l2_request_coalescer_accounts_for_the_missing_sectors():
     assert len(recs) >= 80
     merged, off = [], []
     for r in recs:
-        c, k = r["config"], r["counters"]
-        steps = -(-r["K"] // c["BLOCK_K"])
-        loaded = r["grid"] * steps * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * 2 / 32
-        got = k["lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum"] / loaded
+        k, loaded, got = r["counters"], counters.loaded_sectors(r), counters.merged_share(r)
         assert abs(k["lrc__request_sectors_op_read_coalescable.sum"] / loaded - 1) < 0.01
         assert abs(k["lrc__xbar2gpc_sectors_op_read.sum"] / loaded - 1) < 0.01
         assert abs(k["lrc__lts2lrc_sectors_op_read.sum"] / loaded + got - 1) < 0.005
@@ -165,11 +162,7 @@ def test_the_coalescer_merges_within_a_gpc_only():
     SMs of a TPC merge to about half whatever their stagger (0.41-0.49 up to 8000 cycles); shared within a GPC they merge when in
     step and less the more they are staggered; shared across GPCs they do not merge."""
     recs = counters.load_counters([DATA / "lrc_probe.jsonl"], kernel="lrc_probe")
-    got = {}
-    for r in recs:
-        loaded = 132 * r["steps"] * 64 * 64 * 2 / 32
-        got[(r["pattern"], r["delay_cycles"])] = (
-            r["counters"]["lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum"] / loaded)
+    got = {(r["pattern"], r["delay_cycles"]): counters.merged_share(r) for r in recs}
     assert got[("own", 0)] < 0.01
     assert all(0.4 < got[("tpc", d)] < 0.51 for d in (0, 500, 2000, 8000))
     assert got[("gpc", 0)] > 0.6 and got[("gpc", 0)] > got[("gpc", 2000)] > got[("gpc", 8000)] > 0.2
@@ -182,11 +175,7 @@ def test_a_4th_cta_per_sm_collapses_the_merging_of_128x64x32():
     of the read sectors up to 3 CTAs per SM and 0.14-0.15 once SMs hold a 4th, where the kernel takes its +30% step
     (the staircase's largest first-wave miss: the simulator gives +11%); 64x128x64 s3 keeps merging ~0.5."""
     recs = [r for r in counters.load_counters([DATA / "counters_firstwave.jsonl"]) if r["N"] == 5120]
-
-    def merged(r):
-        c = r["config"]
-        loaded = r["grid"] * (-(-r["K"] // c["BLOCK_K"])) * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * 2 / 32
-        return r["counters"]["lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum"] / loaded
+    merged = counters.merged_share
 
     tall = {r["M"]: r for r in recs if r["config"]["BLOCK_M"] == 128}
     assert min(merged(tall[m]) for m in (320, 384, 448, 512, 576, 640)) > 0.3

@@ -128,7 +128,7 @@ def probe_cases(delays=(0, 500, 2000, 8000), steps: int = 512, region_tiles: int
     """The probe's launches: every pattern with no stagger, the sharing ones also staggered by `delays`."""
     out = []
     for pattern in PROBE_PATTERNS:
-        for d in (delays if pattern not in ("own",) else (0,)):
+        for d in (delays if pattern != "own" else (0,)):
             out.append({"kernel": "lrc_probe", "pattern": pattern, "delay_cycles": d, "steps": steps,
                         "region_tiles": region_tiles, "resident_per_sm": 8})   # exactly one working CTA per SM
     return out
@@ -292,6 +292,23 @@ def load_counters(paths, kernel: str | None = "gemm") -> list[dict]:
     return out
 
 
+def loaded_sectors(r: dict) -> float:
+    """32-B sectors the working CTAs of a record load: a GEMM's grid x K steps x its A and B tiles, a probe's
+    working CTAs x steps x one bf16 tile (validation/kernels/lrc_probe.py)."""
+    if r.get("kernel") == "lrc_probe":
+        from validation.kernels.lrc_probe import TILE_COLS, TILE_ROWS
+
+        working = r["grid"] // r.get("resident_per_sm", 1) * r.get("ctas_per_sm", 1)
+        return working * r["steps"] * TILE_ROWS * r.get("cols", TILE_COLS) * 2 / 32
+    c = r["config"]
+    return r["grid"] * -(-r["K"] // c["BLOCK_K"]) * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * 2 / 32
+
+
+def merged_share(r: dict) -> float:
+    """Share of the loaded read sectors the L2 request coalescer merged (its own counter)."""
+    return r["counters"]["lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum"] / loaded_sectors(r)
+
+
 def launch_figures(r: dict, spec, params) -> dict:
     """One launch's counters beside the simulator's claims: DRAM bytes (read + written) over the model's
     launch traffic, L2 read sectors over the bytes the CTAs load (< 1: requests merged before the L2 slices),
@@ -303,14 +320,13 @@ def launch_figures(r: dict, spec, params) -> dict:
     cfg = LaunchConfig.from_dict(r["config"])
     k = r["counters"]
     b = GemmBatch.build(spec, r.get("dtype", "bf16"), *(np.array([float(r[x])]) for x in "MNK"), [cfg])
-    grid, steps = int(b.grid[0]), int(b.k_steps[0])
-    loaded = grid * steps * (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * 2
+    grid = int(b.grid[0])
     dram = k.get("dram__bytes_read.sum", 0.0) + k.get("dram__bytes_write.sum", 0.0)
     hit, miss = (k.get(f"lts__t_sectors_srcunit_tex_op_read_lookup_{x}.sum") for x in ("hit", "miss"))
     return {"config": cfg.key, "M": r["M"], "N": r["N"], "K": r["K"], "grid": grid,
             "waves": grid / max(int(b.resident[0]), 1), "us": k.get("gpu__time_duration.sum", float("nan")) / 1e3,
             "dram_over_model": dram / float(_dram_bytes_total(b, 2, b.grid, params.l2_fit_fraction)[0]),
-            "l2_sectors_over_loaded": k.get("lts__t_sectors_srcunit_tex_op_read.sum", float("nan")) * 32 / loaded,
+            "l2_sectors_over_loaded": k.get("lts__t_sectors_srcunit_tex_op_read.sum", float("nan")) / loaded_sectors(r),
             "l2_hit_rate": hit / (hit + miss) if hit is not None and miss else float("nan"),
             "l2_busy_pct": k.get("lts__throughput.avg.pct_of_peak_sustained_elapsed", float("nan"))}
 
