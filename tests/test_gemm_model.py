@@ -163,6 +163,28 @@ def test_config_that_does_not_fit_raises_with_reason():
         simulate_config(H200, LaunchConfig(256, 256, 128, 8, 8, 4), 512, 512, 512)
 
 
+def test_unaligned_shapes_get_their_own_kernel():
+    """N or K not a multiple of 16 gets the kernel Triton compiles for it (committed resource tables): single-
+    buffered, so a config whose pipelined shared memory does not fit launches, and more CTAs fit where registers
+    allow; each unaligned operand makes a K step slower (no stage in flight, two-byte loads). AMD keeps the one
+    kernel (its unaligned kernel is not measured)."""
+    cfg = LaunchConfig(128, 128, 64, 8, 4, 4)
+    aligned_occ, aligned_res = config_occupancy(H200, cfg, "bf16", 5008, 4096)
+    occ, res = config_occupancy(H200, cfg, "bf16", 5000, 4096)
+    assert (aligned_occ.ctas_per_sm, occ.ctas_per_sm) == (1, 2)
+    assert res.smem_bytes < aligned_res.smem_bytes and res.spills > 0 == aligned_res.spills
+    big = LaunchConfig(128, 256, 128, 8, 8, 3)
+    with pytest.raises(ConfigDoesNotFit, match="shared memory"):
+        simulate_config(H200, big, 1000, 5008, 4096)
+    assert simulate_config(H200, big, 1000, 5000, 4096)[0][0] > 0
+    for c in (LaunchConfig(128, 64, 32, 8, 4, 3), LaunchConfig(64, 128, 64, 8, 4, 3)):
+        t = {nk: simulate_config(H200, c, 1000, *nk)[0][0] for nk in ((5008, 3008), (5008, 3000), (5000, 3008),
+                                                                      (5000, 3000))}
+        assert t[5000, 3000] > max(t[5008, 3000], t[5000, 3008]) > min(t[5008, 3000], t[5000, 3008]) > t[5008, 3008]
+    mi300x = hwspecs.load_gpu("mi300x")
+    assert config_occupancy(mi300x, cfg, "bf16", 5000, 3000) == config_occupancy(mi300x, cfg, "bf16")
+
+
 def test_batch_equals_per_config_and_params_round_trip():
     cfgs = list(WAVE_STUDY)
     b = GemmBatch.build(H200, "bf16", [512] * len(cfgs), [4096] * len(cfgs), [4096] * len(cfgs), cfgs)

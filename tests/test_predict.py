@@ -79,11 +79,13 @@ def test_other_gpus_predict(tmp_path, gpu):
 
 
 def test_shapes_triton_compiles_unaligned_get_a_note(tmp_path):
-    """N or K not a multiple of 16: Triton loads those operands two bytes at a time, unpipelined (a kernel the model
-    does not cover), so the line says so and how to pad; 16-divisible shapes, whatever M, get no note."""
+    """N or K not a multiple of 16: Triton loads those operands two bytes at a time, unpipelined (another kernel,
+    which the model prices more coarsely), so the line says so and how to pad, and the time is that slower
+    kernel's; 16-divisible shapes, whatever M, get no note."""
     out = run_predict(tmp_path, [rec(1000, N=5000, K=3000), rec(1000, N=4096, K=3000), rec(777, N=5008, K=3008)])
     assert "K = 3000 and N = 5000 are not multiples of 16" in out[0]["sim_note"]
     assert "Pad to K = 3008, N = 5008" in out[0]["sim_note"]
-    assert "K = 3000 is not a multiple of 16" in out[1]["sim_note"] and out[1]["sim_note"].endswith("Pad to K = 3008 to get that kernel")
+    assert "K = 3000 is not a multiple of 16" in out[1]["sim_note"] and out[1]["sim_note"].endswith("Pad to K = 3008 to get the faster kernel")
     assert "sim_note" not in out[2] and out[2]["sim_ms"] > 0
-    assert out[0]["sim_ms"] == pytest.approx(run_predict(tmp_path, [rec(1000, N=5008, K=3008)])[0]["sim_ms"], rel=0.01)
+    # measured on the H200: 3.6-7.5x cuBLAS's time unaligned, 1.0-1.3x padded (validation/data/h200/fresh14/)
+    assert out[0]["sim_ms"] > 2 * run_predict(tmp_path, [rec(1000, N=5008, K=3008)])[0]["sim_ms"]

@@ -372,6 +372,27 @@ def test_l2_request_overhead_is_the_source_of_its_prior(capsys):
     assert "collect_h200_requests.sh" in capsys.readouterr().err
 
 
+def test_unaligned_kernel_costs_are_the_source_of_their_priors(capsys):
+    """The unaligned kernel's costs fitted on the committed study (one unaligned operand per layer, with the
+    shipped calibration for the rest) are the model's priors, and predict what the fit never saw: the layer with
+    both operands unaligned, and each B layer from the other. Re-derive them after a recalibration."""
+    from validation import unaligned
+    from wavesim.kernels.gemm import GemmParams
+
+    files = ["validation/data/h200/fresh14/unaligned_study.jsonl", "validation/data/h200/fresh14/llm_fresh14.jsonl"]
+    r = unaligned.derive("h200", files)
+    assert {k: round(v, 1) for k, v in r["costs"].items()} == {k: getattr(GemmParams.priors(), k) for k in r["costs"]}
+    both = r["by_class"]["A+B"]
+    assert both["shapes"] == 7 and both["regret_geomean"] < 1.45 and both["tau_median"] > 0.45
+    assert set(r["held_out_shapes"]) == {"5000x4096", "4104x4096"}
+    assert all(s["regret_geomean"] < 1.4 and s["tau_median"] > 0.5 for s in r["held_out_shapes"].values())
+    assert unaligned.main(["--gpu", "h200", *files]) == 0
+    assert "never fitted" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        unaligned.main(["--gpu", "h200", "validation/data/h200/gemm/m_sweep.jsonl"])
+    assert e.value.code == 2 and "not a multiple of 16" in capsys.readouterr().err
+
+
 def test_fresh_layer_measured_after_the_model_was_fixed():
     """validation/data/h200/fresh/: a layer (N = K = 5120) first measured after the de-synchronisation and M = 1
     terms were built, scored with the shipped calibration: the staircase against two passes, the rate its steps

@@ -431,8 +431,8 @@ def validate(gpu: str, measurement_paths: Sequence[str | Path], calibration: str
     if unaligned:
         subsets[ALIGNED_SUBSET] = [r for r in scored if not unaligned_strides(r["N"], r["K"])]
         notes.append(f"layers {unaligned} have N or K not a multiple of {TRITON_DIVISIBILITY}: Triton compiles them with "
-                     f"2-byte unpipelined loads, a kernel the model does not cover (wavesim.kernels.gemm.alignment_note); "
-                     f"the '{ALIGNED_SUBSET}' rows aggregate the other shapes")
+                     f"2-byte unpipelined loads, another kernel that the model prices more coarsely "
+                     f"(wavesim.kernels.gemm.alignment_note); the '{ALIGNED_SUBSET}' rows aggregate the other shapes")
     agg = {sub: {"calibrated": aggregate(rs, "calibrated"), "specs": aggregate(rs, "specs"),
                  **({"table": aggregate_picks(rs, "table")} if tbl is not None else {}),
                  **({"repeat": aggregate_picks(rs, "repeat")} if repeat_ms else {})} for sub, rs in subsets.items()}

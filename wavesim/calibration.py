@@ -38,7 +38,8 @@ SCHEMA = 1
 # probe), and desync_rate is measured by
 # `fit` on the M sweeps' steps among its records (desync_rate_from_sweeps); load_slowdown is measured on
 # per-CTA traces (validation.trace.load_slowdown_from_traces); l2_fit_fraction is a threshold (a step in
-# the loss that least squares cannot follow).
+# the loss that least squares cannot follow); the unaligned kernel's costs are measured on shapes whose N or K is
+# not a multiple of 16 (validation/unaligned.py), which calibration records do not hold.
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
                 "launch_overhead_s", "l2_port_ratio", "wgmma_k16_chain_cycles", "mma_v2_k16_chain_cycles",
@@ -71,6 +72,9 @@ BOUNDS = {
     "desync_contention_exponent": (0.0, 6.0),
     "desync_rate_two_ctas": (0.01, 5.0),
     "load_slowdown": (0.0, 2.0),
+    "unaligned_a_element_cycles": (0.0, 2000.0),
+    "unaligned_b_element_cycles": (0.0, 2000.0),
+    "spill_word_cycles": (0.0, 2000.0),
 }
 
 
@@ -96,7 +100,7 @@ def build_dataset(spec: GPUSpec, measurements: Iterable, dtype: str = "bf16",
         shape = (m.problem.M, m.problem.N, m.problem.K)
         if keep is not None and not keep(shape):
             continue
-        if config_occupancy(spec, m.config, dtype)[0].ctas_per_sm == 0:
+        if config_occupancy(spec, m.config, dtype, m.problem.N, m.problem.K)[0].ctas_per_sm == 0:
             skipped += 1
             continue
         rows.append((shape, m.config, m.ms))

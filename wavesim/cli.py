@@ -41,7 +41,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     problem = GemmProblem(args.M, args.N, args.K, args.dtype)
     cfg = _parse_config(args.config)
     model = GemmModel()
-    occ, res = config_occupancy(spec, cfg, args.dtype)
+    occ, res = config_occupancy(spec, cfg, args.dtype, args.N, args.K)
     try:
         wl = model.workload(spec, problem, cfg, params)
     except ConfigDoesNotFit as e:
@@ -98,18 +98,23 @@ def sweep_rows(spec, params, configs, shapes, dtype: str, progress: bool = False
     arr = np.array([(p.M, p.N, p.K) for p in shapes], dtype=np.float64)
     notes = [alignment_note(p.N, p.K) for p in shapes]
     for cfg in tqdm(configs, desc="configs", unit="cfg", disable=not progress, file=sys.stderr):
-        occ = config_occupancy(spec, cfg, dtype)[0]
         base = {"gpu": spec.id, "dtype": dtype, **{k: v for k, v in cfg.to_dict().items()}}
-        if occ.ctas_per_sm == 0:
-            for p, note in zip(shapes, notes):
+        # a shape whose N or K is not a multiple of 16 gets another kernel, with its own occupancy
+        occ = [config_occupancy(spec, cfg, dtype, p.N, p.K)[0] for p in shapes]
+        fits = np.array([o.ctas_per_sm > 0 for o in occ], dtype=bool)
+        sim = {}
+        if fits.any():
+            b = GemmBatch.build(spec, dtype, arr[fits, 0], arr[fits, 1], arr[fits, 2], [cfg] * int(fits.sum()))
+            r = simulate_batch(b, params)
+            sim = dict(zip(np.flatnonzero(fits).tolist(), zip(r.waves.tolist(), (r.makespan_s * 1e3).tolist(),
+                                                              r.tail_utilization.tolist())))
+        for i, (p, o, note) in enumerate(zip(shapes, occ, notes)):
+            if i not in sim:
                 yield {**base, "M": p.M, "N": p.N, "K": p.K, "ctas_per_sm": 0, "waves": None, "sim_ms": None,
-                       "sim_error": occ.reason, "sim_note": note}
-            continue
-        b = GemmBatch.build(spec, dtype, arr[:, 0], arr[:, 1], arr[:, 2], [cfg] * len(shapes))
-        r = simulate_batch(b, params)
-        for p, w, t, u, note in zip(shapes, r.waves.tolist(), (r.makespan_s * 1e3).tolist(), r.tail_utilization.tolist(),
-                                    notes):
-            yield {**base, "M": p.M, "N": p.N, "K": p.K, "ctas_per_sm": occ.ctas_per_sm, "waves": int(w),
+                       "sim_error": o.reason, "sim_note": note}
+                continue
+            w, t, u = sim[i]
+            yield {**base, "M": p.M, "N": p.N, "K": p.K, "ctas_per_sm": o.ctas_per_sm, "waves": int(w),
                    "sim_ms": t, "tail_utilization": u, "sim_error": None, "sim_note": note}
 
 

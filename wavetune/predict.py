@@ -88,9 +88,9 @@ def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | Non
                 continue
             try:
                 spec, problem, config = _parse(rec, default_gpu, lineno)
-                okey = (spec.id, config, problem.dtype)
+                okey = (spec.id, config, problem.dtype, problem.N % 16 > 0, problem.K % 16 > 0)
                 occ = occupancies.get(okey) or occupancies.setdefault(
-                    okey, config_occupancy(spec, config, problem.dtype)[0])
+                    okey, config_occupancy(spec, config, problem.dtype, problem.N, problem.K)[0])
             except (ValueError, KeyError) as e:
                 out.append((lineno, rec, {"error": str(e.args[0] if e.args else e)}))
                 continue

@@ -44,6 +44,10 @@ Per CTA the model gives the engines (wavesim.engine):
             slowly), none at 1
   load_slowdown: kappa of the engines' chip-load rule (wavesim.engine): a phase in which a fraction u of the
             chip's SM math is in use runs its SM-side work 1 + kappa u slower (tails on a light chip run faster)
+  unaligned: where N or K is not a multiple of 16 Triton compiles another kernel (TRITON_DIVISIBILITY below): its
+            own resources (occupancy, spills), no stage in flight (t_lat's divisor 1), and per K step
+            unaligned_{a,b}_element_cycles per element of the unaligned operand's tile per thread plus
+            spill_word_cycles per spilled word added to t_lat (validation/unaligned.py)
   sm_queueing: on. A K step is a latency wait and then SM work, so co-resident CTAs collide at the SM
             before it is full (wavesim/engine/queueing.py): the first wave's cost rises smoothly with the
             CTAs per SM, as measured, instead of flat then linear
@@ -103,6 +107,9 @@ class GemmParams:
     desync_contention_exponent: float
     desync_rate_two_ctas: float
     load_slowdown: float
+    unaligned_a_element_cycles: float
+    unaligned_b_element_cycles: float
+    spill_word_cycles: float
 
     @classmethod
     def priors(cls) -> "GemmParams":
@@ -135,8 +142,10 @@ class GemmParams:
 # validation/kernels/gemm.py, compiled offline). Measured on the H200 (validation/data/h200/fresh14/, N = 5000,
 # K = 3000): 3.6-7.5x cuBLAS's time where 16-divisible layers take 1.0-1.3x, and the stages change nothing; with A alone
 # unaligned (K = 3000, N = 8192) 1.8-2.3x, with B and C alone (N = 5000 or 4104: 8-divisible is not enough) 2.9-7.2x
-# (fresh14/unaligned_study.jsonl). The model covers the 16-divisible specialization only; `alignment_note` says so
-# wherever a shape falls outside it.
+# (fresh14/unaligned_study.jsonl). The model prices that kernel with its own resources (GemmBatch.build) and costs
+# (workload_arrays: unaligned_*_element_cycles, spill_word_cycles), more coarsely than the 16-divisible one (its picks:
+# regret 1.39 on fresh14's N = 5000, K = 3000, 1.03 on its 16-divisible layers); `alignment_note` says so, with the
+# padding that avoids it.
 TRITON_DIVISIBILITY = 16
 
 
@@ -146,7 +155,8 @@ def unaligned_strides(N: int, K: int) -> tuple[str, ...]:
 
 
 def alignment_note(N: int, K: int) -> str | None:
-    """None for shapes the model covers; else what Triton does with them instead, and the padding that avoids it."""
+    """None for 16-divisible shapes; else what Triton does with them, how coarsely the model prices that, and the
+    padding that avoids it."""
     bad = unaligned_strides(N, K)
     if not bad:
         return None
@@ -156,7 +166,8 @@ def alignment_note(N: int, K: int) -> str | None:
     verb = "is not a multiple" if len(bad) == 1 else "are not multiples"
     return (f"{what} {verb} of {TRITON_DIVISIBILITY}: Triton compiles this shape with 2-byte loads and no async "
             f"pipeline (the H200 ran such shapes at 1.8-7.5x cuBLAS's time, aligned ones at 1.0-1.3x); the "
-            f"simulated time is the {TRITON_DIVISIBILITY}-divisible kernel's. Pad to {pad} to get that kernel")
+            f"simulator models that kernel, more coarsely than the {TRITON_DIVISIBILITY}-divisible one (H200: pick "
+            f"regret 1.39 where N and K are both unaligned). Pad to {pad} to get the faster kernel")
 
 
 @functools.cache
@@ -191,12 +202,27 @@ def wgmma_width(cfg: LaunchConfig) -> float:
     return cfg.BLOCK_N / along_n
 
 
+def specialization_problem(spec: GPUSpec, N, K) -> tuple[int, int, int] | None:
+    """A representative (M, N, K) of the Triton specialization a launch of this shape gets, for gemm_resources:
+    None for the 16-divisible kernel (and on AMD, where the unaligned kernel is not measured), else sizes that
+    keep N's and K's divisibility by 16 (17 stands for any other; M is no stride, so it does not matter)."""
+    if spec.arch.vendor != "nvidia" or not unaligned_strides(int(N), int(K)):
+        return None
+    return (TRITON_DIVISIBILITY, *(TRITON_DIVISIBILITY + (v % TRITON_DIVISIBILITY > 0) for v in (int(N), int(K))))
+
+
+def config_occupancy(spec: GPUSpec, cfg: LaunchConfig, dtype: str, N: int | None = None, K: int | None = None):
+    """(Occupancy, KernelResources) of a config on a GPU; occupancy 0 means it cannot launch. Given the shape's N
+    and K, those of the kernel Triton compiles for it: N or K not a multiple of 16 gives another kernel
+    (single-buffered, more registers, sometimes spills)."""
+    return _occupancy(spec, cfg, dtype, None if N is None or K is None else specialization_problem(spec, N, K))
+
+
 @functools.lru_cache(maxsize=65536)
-def config_occupancy(spec: GPUSpec, cfg: LaunchConfig, dtype: str):
-    """(Occupancy, KernelResources) of a config on a GPU; occupancy 0 means it cannot launch."""
+def _occupancy(spec: GPUSpec, cfg: LaunchConfig, dtype: str, problem: tuple[int, int, int] | None):
     from wavesim.resources import gemm_resources
 
-    res = gemm_resources(cfg, spec.arch.name, dtype)
+    res = gemm_resources(cfg, spec.arch.name, dtype, problem=problem)
     occ = hwspecs.occupancy(spec, num_warps=res.num_warps, regs_per_thread=res.regs_per_thread,
                             smem_bytes=res.smem_bytes)
     return occ, res
@@ -221,20 +247,37 @@ class GemmBatch:
     wgmma: np.ndarray       # bool: Hopper warpgroup MMA path
     wg_width: np.ndarray    # columns per warpgroup instruction
     ctas_per_sm: np.ndarray
+    threads: np.ndarray     # threads per CTA
+    unaligned_a: np.ndarray  # bool: K not a multiple of 16, A's rows are loaded two bytes at a time (NVIDIA)
+    unaligned_b: np.ndarray  # bool: N not a multiple of 16, B's rows are
+    spills: np.ndarray      # 32-bit words of local memory per thread of the kernel this shape gets
 
     @classmethod
     def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
-        """Arrays over records; a config that cannot launch raises ConfigDoesNotFit naming the limit."""
-        uniq = {c: config_occupancy(spec, c, dtype)[0] for c in set(configs)}
-        for c, occ in uniq.items():
+        """Arrays over records; a config that cannot launch raises ConfigDoesNotFit naming the limit. Each record
+        gets the resources of the kernel Triton compiles for its shape (specialization_problem)."""
+        M, N, K = (np.asarray(x, dtype=np.float64) for x in (M, N, K))
+        nvidia = spec.arch.vendor == "nvidia"
+        ua = nvidia & (np.mod(K, TRITON_DIVISIBILITY) > 0)
+        ub = nvidia & (np.mod(N, TRITON_DIVISIBILITY) > 0)
+        # one representative problem per alignment class (the resources depend on the class only)
+        rep = {(a, b_): specialization_problem(spec, 17 if b_ else 16, 17 if a else 16)
+               for a, b_ in {(False, False), *zip(ua.tolist(), ub.tolist())}}
+        keys = list(zip(configs, ua.tolist(), ub.tolist()))
+        uniq = {k: _occupancy(spec, k[0], dtype, rep[k[1:]]) for k in set(keys)}
+        for (c, a, b_), (occ, _) in uniq.items():
             if occ.ctas_per_sm == 0:
-                raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}: {occ.reason}")
+                kernel = f" (its kernel for {' and '.join(n for n, u in (('K', a), ('N', b_)) if u)} not a multiple of " \
+                         f"{TRITON_DIVISIBILITY})" if a or b_ else ""
+                raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
-        return cls(spec, dtype, *(np.asarray(x, dtype=np.float64) for x in (M, N, K)),
+        return cls(spec, dtype, M, N, K,
                    bm=col(lambda c: c.BLOCK_M), bn=col(lambda c: c.BLOCK_N), bk=col(lambda c: c.BLOCK_K),
                    group_m=col(lambda c: c.GROUP_M), stages=col(lambda c: c.num_stages),
                    wgmma=np.array([uses_wgmma(spec, c, dtype) for c in configs]), wg_width=col(wgmma_width),
-                   ctas_per_sm=col(lambda c: uniq[c].ctas_per_sm))
+                   ctas_per_sm=np.array([uniq[k][0].ctas_per_sm for k in keys], dtype=np.float64),
+                   threads=col(lambda c: spec.arch.warp_size * c.num_warps), unaligned_a=ua, unaligned_b=ub,
+                   spills=np.array([uniq[k][1].spills for k in keys], dtype=np.float64))
 
     @property
     def grid(self) -> np.ndarray:
@@ -375,13 +418,21 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     dram_wait = np.minimum(1.0, miss * concurrent_readers(b))
     k16_chain = np.where(b.wgmma, p.wgmma_k16_chain_cycles, p.mma_v2_k16_chain_cycles)
     single_row_Bps = p.single_row_l2_fraction * l2_Bps * spec.sm_count
+    # The kernel of a shape with N or K not a multiple of 16 loads that operand two bytes at a time, synchronously:
+    # no stage is in flight ahead of the MMA, and each K step waits on every thread's share of those loads (its
+    # elements of the tile), and on its spilled registers.
+    unaligned = b.unaligned_a | b.unaligned_b
+    in_flight = np.where(unaligned, 1.0, np.maximum(b.stages - 1, 1))
+    unaligned_s = ((p.unaligned_a_element_cycles * b.bm * b.bk * b.unaligned_a
+                    + p.unaligned_b_element_cycles * b.bk * b.bn * b.unaligned_b) / b.threads
+                   + p.spill_word_cycles * b.spills) / clock
 
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
         # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
         # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
         # buffers; the share: mma_in_load_chain).
-        t = (lat_cycles / clock + t_port + p.mma_in_load_chain * t_math) / np.maximum(b.stages - 1, 1)
+        t = (lat_cycles / clock + t_port + p.mma_in_load_chain * t_math) / in_flight + unaligned_s
         # Each K step's MMAs accumulate into the same registers, one k16 slice after another: a dependent chain
         # of BLOCK_K / 16 instructions that no stage in flight hides (measured: validation/data/h200/stages/).
         t = t + b.bk / 16 * k16_chain / clock

@@ -28,7 +28,8 @@ ptxas does not report as user shared memory (``ptxas -v`` prints no smem line fo
 appears to be that same reservation materialised in the cubin, so do not add it a second time.
 
 Other specialization classes of the problem (``M == 1``, sizes not divisible by 16) compile to different
-code: pass ``problem=`` (see :func:`gemm_resources`).
+code: pass ``problem=`` (see :func:`gemm_resources`); the GEMM model does for N and K
+(wavesim.kernels.gemm.specialization_problem).
 """
 
 from __future__ import annotations
@@ -161,8 +162,9 @@ def gemm_resources(config: LaunchConfig, arch: str, dtype: str, *, source: str =
     ``"oracle"``, ``"estimate"``. Results are memoised in-process (``clear_caches()`` resets).
     ``problem``: optional ``GemmProblem`` or ``(M, N, K)``. Only its specialization class matters (Triton
     specializes each size on ``== 1`` and ``% 16 == 0``); ``None`` or a 16-divisible problem is the default
-    class the tables hold. Another class (e.g. ``M == 1``, decode) uses its ``_spec`` table where one
-    ships (sm_90 ``_spec1DD``), else the oracle; the estimate ignores it.
+    class the tables hold. Another class (``M == 1``, decode; N or K not a multiple of 16) uses its ``_spec``
+    table where one ships (sm_90 bf16/fp16: ``_spec1DD``, ``_specDxD``, ``_specDDx``, ``_specDxx``), else the
+    oracle; the estimate ignores it.
     Raises ValueError for an unknown arch/dtype/source, CompileFailure for a config that does not compile.
     """
     if isinstance(config, LaunchConfig) and (problem is None or isinstance(problem, tuple)):

@@ -1,0 +1,148 @@
+"""The cost of the kernel Triton compiles for shapes whose N or K is not a multiple of 16, derived from
+measurements (the source of the GEMM model's unaligned_a_element_cycles, unaligned_b_element_cycles and
+spill_word_cycles priors, wavesim/data/gemm_priors.toml).
+
+Triton specializes K (A's row stride) and N (B's and C's) on divisibility by 16; where one is not, that operand
+is loaded two bytes at a time into registers and stored to shared memory (LDG.E.U16 + STS.U16, no cp.async), so no
+stage is loaded ahead of the MMA, and the kernel often needs 255 registers and spills (wavesim/kernels/gemm.py).
+The model gives each K step of such a kernel no stage in flight plus a cost per element of the unaligned operand's
+tile per thread (one for A, one for B) and per spilled word. This fits the three costs (least squares of the log
+time ratio, robust) on the shapes where exactly one operand is unaligned, with the rest of the model as calibrated,
+and scores the shapes where both are unaligned, which the fit never sees. Per class left out in turn, it also
+reports how well the others predict it.
+
+    python3 -m validation.unaligned --gpu h200 validation/data/h200/fresh14/unaligned_study.jsonl \\
+        validation/data/h200/fresh14/llm_fresh14.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+import hwspecs
+from validation.measurements import load_measurements
+from validation.suite import geomean, kendall_tau, regret
+from wavesim.calibration import load_calibration
+from wavesim.kernels.gemm import ConfigDoesNotFit, GemmBatch, GemmParams, simulate_batch, unaligned_strides
+from wavetune.config import fastest
+
+FITTED = ("unaligned_a_element_cycles", "unaligned_b_element_cycles", "spill_word_cycles")
+
+
+def _class(N: int, K: int) -> str:
+    return "+".join(sorted({"K": "A", "N": "B"}[s] for s in unaligned_strides(N, K)))
+
+
+def load_unaligned(gpu: str, paths: list[str | Path], dtype: str = "bf16"):
+    """(batch, measured seconds, shape of each record, class of each record) of the unaligned shapes' records
+    whose config launches (configs that cannot launch are skipped, as calibration does)."""
+    spec = hwspecs.load_gpu(gpu)
+    rows = [m for m in load_measurements(paths, gpu=spec.id) if m.ok and m.config is not None
+            and m.problem.dtype == dtype and unaligned_strides(m.problem.N, m.problem.K)]
+    keep = []
+    for m in rows:
+        try:
+            GemmBatch.build(spec, dtype, [m.problem.M], [m.problem.N], [m.problem.K], [m.config])
+            keep.append(m)
+        except ConfigDoesNotFit:
+            pass
+    if not keep:
+        raise ValueError(f"no {dtype} records of shapes with N or K not a multiple of 16 for {spec.id} in "
+                         f"{[str(p) for p in paths]}: measure some (validation/scripts/collect_h200_session14_extra.sh)")
+    shapes = [(m.problem.M, m.problem.N, m.problem.K) for m in keep]
+    b = GemmBatch.build(spec, dtype, *(np.array([s[i] for s in shapes], dtype=np.float64) for i in range(3)),
+                        [m.config for m in keep])
+    return b, np.array([m.ms * 1e-3 for m in keep]), shapes, [_class(s[1], s[2]) for s in shapes], [m.config for m in keep]
+
+
+def score(sim: np.ndarray, meas: np.ndarray, shapes: list, configs: list, sel: np.ndarray) -> dict:
+    """Regret of the simulator's pick (geomean, worst), median Kendall tau and median |log error| over the
+    shapes of the selected records."""
+    regrets, taus, errs = [], [], []
+    for s in sorted({shapes[i] for i in np.flatnonzero(sel)}):
+        idx = [i for i in np.flatnonzero(sel) if shapes[i] == s]
+        t, m = sim[idx], meas[idx]
+        regrets.append(regret(m, fastest(t, [configs[i] for i in idx])))
+        taus.append(kendall_tau(t, m))
+        errs.append(float(np.median(np.abs(np.log(t / m)))))
+    return {"shapes": len(regrets), "regret_geomean": geomean(regrets), "regret_worst": max(regrets),
+            "tau_median": float(np.median(taus)), "log_err_median": float(np.median(errs))}
+
+
+def fit_costs(b: GemmBatch, meas: np.ndarray, params: GemmParams, sel: np.ndarray) -> GemmParams:
+    from scipy.optimize import least_squares
+
+    x0 = np.array([getattr(params, f) for f in FITTED])
+
+    def resid(x):
+        p = replace(params, **dict(zip(FITTED, x)))
+        return np.log(simulate_batch(b, p).makespan_s[sel] / meas[sel])
+
+    # soft_l1: the few configs that spill thousands of words (70-140x slower) must not drive the fit
+    r = least_squares(resid, x0, bounds=(0.0, 2000.0), loss="soft_l1", f_scale=0.1)
+    return replace(params, **dict(zip(FITTED, r.x.tolist())))
+
+
+def derive(gpu: str, paths: list[str | Path], dtype: str = "bf16", calibration: str = "auto") -> dict:
+    b, meas, shapes, classes, configs = load_unaligned(gpu, paths, dtype)
+    base = load_calibration(calibration, gpu) or GemmParams.priors()
+    cls = np.array(classes)
+    single = cls != "A+B"
+    if not (np.any(cls == "A") and np.any(cls == "B")):
+        raise ValueError("the fit needs shapes with A alone unaligned (K % 16 != 0) and with B alone (N % 16 != 0)")
+    fitted = fit_costs(b, meas, base, single)
+    sim = simulate_batch(b, fitted).makespan_s
+    out = {"gpu": gpu, "records": int(meas.size), "fitted_on": "shapes with one unaligned operand",
+           "costs": {f: getattr(fitted, f) for f in FITTED},
+           "by_class": {c: score(sim, meas, shapes, configs, cls == c) for c in sorted(set(classes))}}
+    # each single-operand shape left out in turn (A's cost stays identified by the other A shapes, if any)
+    held = {}
+    for s in sorted({s[1:] for s, c in zip(shapes, classes) if c != "A+B"}):
+        rest = single & np.array([x[1:] != s for x in shapes])
+        if len(set(cls[rest])) < 2:
+            continue
+        p = fit_costs(b, meas, base, rest)
+        held[f"{s[0]}x{s[1]}"] = score(simulate_batch(b, p).makespan_s, meas, shapes, configs,
+                                       np.array([x[1:] == s for x in shapes]))
+    out["held_out_shapes"] = held
+    return out
+
+
+def _line(name: str, s: dict) -> str:
+    return (f"  {name:12s} {s['shapes']:3d} shapes: regret {s['regret_geomean']:.3f} (worst {s['regret_worst']:.2f}), "
+            f"tau {s['tau_median']:.2f}, median |log error| {s['log_err_median']:.2f}")
+
+
+def _show(r: dict) -> None:
+    print(f"{r['records']} records, costs fitted on {r['fitted_on']}: "
+          + ", ".join(f"{k} = {v:.1f}" for k, v in r["costs"].items()))
+    print("with these costs, by unaligned operand (A+B: never fitted):")
+    for c, s in r["by_class"].items():
+        print(_line(c, s))
+    if r["held_out_shapes"]:
+        print("each one-operand layer predicted by costs fitted on the others:")
+        for k, s in r["held_out_shapes"].items():
+            print(_line(k, s))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.unaligned", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gpu", required=True)
+    ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--calibration", default="auto", help="the rest of the model: auto (shipped), none, or a file")
+    ap.add_argument("measurements", nargs="+")
+    a = ap.parse_args(argv)
+    try:
+        r = derive(a.gpu, a.measurements, a.dtype, a.calibration)
+    except (ValueError, FileNotFoundError, hwspecs.UnknownGPUError) as e:
+        ap.exit(2, f"error: {e}\n")
+    _show(r)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
