@@ -99,8 +99,9 @@ def cmd_decision(a) -> None:
     spec = hwspecs.load_gpu("h200")
     t = build_table(load_space("broad+wave-study+grouping"), make_source("sim", spec, gpu_id="h200"), spec, gpu_id="h200")
     rng = np.random.default_rng(0)
-    probs = list(zip(rng.integers(1, 16385, a.n).tolist(), rng.integers(256, 32769, a.n).tolist(),
-                     rng.integers(256, 16385, a.n).tolist()))
+    # 16-divisible N and K: the table's hot path (the others go to the simulator once per shape: below)
+    probs = list(zip(rng.integers(1, 16385, a.n).tolist(), (16 * rng.integers(16, 2049, a.n)).tolist(),
+                     (16 * rng.integers(16, 1025, a.n)).tolist()))
     ts = []
     for M, N, K in probs:
         t0 = time.perf_counter_ns()
@@ -118,6 +119,15 @@ def cmd_decision(a) -> None:
         t.select(p)
         ts.append(time.perf_counter_ns() - t0)
     print(f"select(GemmProblem) median {statistics.median(ts) / 1e3:.2f} us")
+    odd = [(M, N | 1, K) for M, N, K in probs[:50]]   # N odd: Triton's unaligned kernel, the simulator's pick
+    first, again = [], []
+    for M, N, K in odd:
+        for out in (first, again):
+            t0 = time.perf_counter_ns()
+            t.select_mnk(M, N, K)
+            out.append(time.perf_counter_ns() - t0)
+    print(f"select_mnk, N not a multiple of 16 ({len(odd)} shapes): first decision median "
+          f"{statistics.median(first) / 1e6:.2f} ms (simulator), memoised {statistics.median(again) / 1e3:.2f} us")
 
 
 def cmd_split(a) -> None:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wavesim.kernels.gemm import TRITON_DIVISIBILITY
 from wavetune.config import GemmProblem, LaunchConfig
 
 from .mapping import REF_BLOCK_K, band_of
@@ -99,6 +100,7 @@ class DualTable:
         self._fast_fb = self._compile_list(self.fallback_macros)
         self._layers = {(int(n), int(k)) for n, k in self.domain.get("NK", [])} if self._fast_fb else set()
         self._nb = N_L_BUCKETS - 1
+        self._unaligned_picks: dict[tuple[int, int, int], LaunchConfig] = {}
 
     def _entries(self, M: int, N: int, K: int) -> list[tuple]:
         """The macro set that serves (M, N, K) (see the module docstring)."""
@@ -148,7 +150,54 @@ class DualTable:
         return out
 
     def select_mnk(self, M: int, N: int, K: int) -> LaunchConfig:
-        """The hot path: ints in, LaunchConfig out (stage I: fastest macro; stage II: its micro cell)."""
+        """The hot path: ints in, LaunchConfig out (stage I: fastest macro; stage II: its micro cell). A shape whose N
+        or K is not a multiple of 16 gets another kernel from Triton (contiguous operands: those sizes are the row
+        strides), which the macros were not fitted on: select_unaligned picks for it."""
+        if N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY:
+            return self.select_unaligned(M, N, K)
+        return self.select_fitted(M, N, K)
+
+    def select_unaligned(self, M: int, N: int, K: int) -> LaunchConfig:
+        """The simulator's fastest config among the table's, for the kernel Triton compiles for this shape
+        (wavesim.kernels.gemm: its own resources and costs), with the model parameters the table was built on.
+        Milliseconds, once per shape (memoised). Where the simulator has no unaligned kernel (AMD), the table's
+        own pick."""
+        key = (M, N, K)
+        cfg = self._unaligned_picks.get(key)
+        if cfg is None:
+            cfg = self._simulated_pick(M, N, K)
+            if len(self._unaligned_picks) < 65536:
+                self._unaligned_picks[key] = cfg
+        return cfg
+
+    def _simulated_pick(self, M: int, N: int, K: int) -> LaunchConfig:
+        import hwspecs
+        from wavesim.kernels.gemm import GemmBatch, config_occupancy, specialization_problem, simulate_batch
+        from wavetune.config import fastest
+
+        spec = hwspecs.load_gpu(self.gpu)
+        if specialization_problem(spec, N, K) is None:
+            return self.select_fitted(M, N, K)
+        configs = [c for c in self.configs() if config_occupancy(spec, c, self.dtype, N, K)[0].ctas_per_sm > 0]
+        n = len(configs)
+        b = GemmBatch.build(spec, self.dtype, [M] * n, [N] * n, [K] * n, configs)
+        return configs[fastest(simulate_batch(b, self._model_params()).makespan_s, configs)]
+
+    def _model_params(self):
+        """The simulator parameters the table was built on (its source's, or its prior's), else the GPU's shipped
+        calibration."""
+        from wavesim.kernels.gemm import GemmParams
+
+        for src in (self.source, self.source.get("prior") or {}):
+            if src.get("params"):
+                return GemmParams.from_dict(src["params"], "table source")
+        from tuner.sources import load_params
+
+        return load_params("auto", self.gpu)
+
+    def select_fitted(self, M: int, N: int, K: int) -> LaunchConfig:
+        """select_mnk from the fitted macros alone, whatever N's and K's divisibility (operands whose rows are
+        padded to 16-divisible strides get the 16-divisible kernel)."""
         L = -(-K // REF_BLOCK_K)
         best_t = math.inf
         best = None

@@ -17,9 +17,10 @@ benchmarks only the 3 configs the table rates best. The drop-in:
 
 picks table.select(M, N, K) at each launch (a few microseconds, no benchmarking); a shape outside
 `table.covers()` goes to `triton.autotune(configs=table.configs(), key=key)` with one log line per shape. A launch
-whose stride arguments (names with "stride") are not multiples of 16 still gets the table's pick, with one log line
-per shape: Triton compiles such launches with 2-byte unpipelined loads, a kernel the table was not fitted on
-(wavesim.kernels.gemm.alignment_note).
+whose stride arguments (names with "stride") are not multiples of 16 gets, once per shape and with one log line,
+the simulator's pick for the kernel Triton compiles then (2-byte unpipelined loads, which the table's macros were not
+fitted on: `DualTable.select_unaligned`, wavesim.kernels.gemm.alignment_note); one whose strides are (rows padded)
+gets the table's pick whatever N and K are.
 """
 
 from __future__ import annotations
@@ -87,14 +88,20 @@ class TableLauncher:
         except KeyError as e:
             raise ValueError(f"launch has no argument {e.args[0]!r}; key={self.key}, args={self.arg_names}") from None
 
-    def choose(self, M: int, N: int, K: int, dtype: str | None = None) -> LaunchConfig | None:
-        """The table's config, or None when the launch is outside its coverage (other dtype, shape range)."""
+    def choose(self, M: int, N: int, K: int, dtype: str | None = None,
+               unaligned_strides: bool | None = None) -> LaunchConfig | None:
+        """The table's config, or None when the launch is outside its coverage (other dtype, shape range).
+        unaligned_strides: whether a stride argument is not a multiple of 16 (None: contiguous operands, so N and
+        K decide, as in DualTable.select_mnk)."""
         from wavetune.config import GemmProblem
 
         if dtype is not None and dtype != self.table.dtype:
             return None
-        p = GemmProblem(M, N, K, self.table.dtype)
-        return self.table.select_mnk(M, N, K) if self.table.covers(p) else None
+        if not self.table.covers(GemmProblem(M, N, K, self.table.dtype)):
+            return None
+        if unaligned_strides is None:
+            return self.table.select_mnk(M, N, K)
+        return self.table.select_unaligned(M, N, K) if unaligned_strides else self.table.select_fitted(M, N, K)
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
@@ -102,17 +109,17 @@ class TableLauncher:
             key = (M, N, K, _operand_dtype(args))
             try:
                 cfg = self._chosen[key]
-            except KeyError:  # a new shape: decide it, and check its strides once (not on every launch)
-                cfg = self.choose(*key)
+            except KeyError:  # a new shape: check its strides and decide it, once (not on every launch)
+                odd = _unaligned_strides(named_args(self.arg_names, args, kwargs))
+                cfg = self.choose(*key, unaligned_strides=bool(odd))
                 if len(self._chosen) < 65536:
                     self._chosen[key] = cfg
-                odd = _unaligned_strides(named_args(self.arg_names, args, kwargs))
                 if odd and (M, N, K) not in self._unaligned_logged:
                     self._unaligned_logged.add((M, N, K))
                     log.warning("wavetune: M=%d N=%d K=%d launches with %s, not multiples of %d: Triton compiles "
-                                "2-byte unpipelined loads for it (2-8x slower on the H200); the table's pick assumes "
-                                "16-divisible strides: pad the tensors' rows", M, N, K,
-                                ", ".join(f"{k}={v}" for k, v in odd), TRITON_DIVISIBILITY)
+                                "2-byte unpipelined loads for it (2-8x slower on the H200); its config is the "
+                                "simulator's pick for that kernel, not the table's: pad the tensors' rows for the "
+                                "faster one", M, N, K, ", ".join(f"{k}={v}" for k, v in odd), TRITON_DIVISIBILITY)
             if cfg is None:
                 if (M, N, K) not in self._logged:
                     self._logged.add((M, N, K))
