@@ -342,20 +342,29 @@ def test_table_decorator_picks_from_table_and_falls_back(sim_table, caplog):
     kern[grid](Operand("torch.bfloat16"), None, None, 512, 4096, 4096)
     assert kern.last_path == "table"
 
-    # strides Triton cannot specialize as 16-divisible: still the table's pick, and one line per shape saying so
+    # strides Triton cannot specialize as 16-divisible: the simulator's pick for that kernel, one line per shape
+    # saying so; rows padded to 16-divisible strides do not change that (N and K stay unaligned, and the kernel's
+    # % N and K-tail mask keep its loads two bytes wide: measured on the H200), padding N and K does
     class StridedKernel(FakeKernel):
         arg_names = FakeKernel.arg_names + ["stride_am", "stride_ak", "stride_bk", "stride_bn"]
 
     sk = StridedKernel()
     kern = table_autotune(sim_table, fallback=lambda fn: fell)(sk)
+    picked = lambda: {k: sk.launches[-1][2][k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps")}  # noqa: E731
+    as_kw = lambda c: {"BLOCK_M": c.BLOCK_M, "BLOCK_N": c.BLOCK_N, "BLOCK_K": c.BLOCK_K, "num_warps": c.num_warps}  # noqa: E731
     with caplog.at_level(logging.WARNING, logger="wavetune.tuner"):
         caplog.clear()
         for _ in range(2):
             kern[grid](None, None, None, 512, 5000, 3000, 3000, 1, 5000, 1)
-        kern[grid](None, None, None, 512, 4096, 4096, 4096, 1, 4096, 1)
-    assert kern.last_path == "table" and len(sk.launches) == 3
+            assert picked() == as_kw(sim_table.select_unaligned(512, 5000, 3000))
+        kern[grid](None, None, None, 512, 5000, 3000, 3008, 1, 5008, 1)
+        assert picked() == as_kw(sim_table.select_unaligned(512, 5000, 3000))
+        kern[grid](None, None, None, 512, 5008, 3008, 3008, 1, 5008, 1)
+        assert picked() == as_kw(sim_table.select_fitted(512, 5008, 3008))
+    assert kern.last_path == "table" and len(sk.launches) == 4
     msgs = [r.message for r in caplog.records]
     assert len(msgs) == 1 and "stride_am=3000, stride_bk=5000, not multiples of 16" in msgs[0]
+    assert sim_table.select_unaligned(512, 5000, 3000) != sim_table.select_fitted(512, 5008, 3008)
 
 
 def test_shipped_h200_table_loads_and_selects():

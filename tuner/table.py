@@ -151,8 +151,9 @@ class DualTable:
 
     def select_mnk(self, M: int, N: int, K: int) -> LaunchConfig:
         """The hot path: ints in, LaunchConfig out (stage I: fastest macro; stage II: its micro cell). A shape whose N
-        or K is not a multiple of 16 gets another kernel from Triton (contiguous operands: those sizes are the row
-        strides), which the macros were not fitted on: select_unaligned picks for it."""
+        or K is not a multiple of 16 gets another kernel from Triton (they are the row strides of contiguous operands,
+        and the kernel wraps B's columns with % N and masks A's K tail), which the macros were not fitted on:
+        select_unaligned picks for it."""
         if N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY:
             return self.select_unaligned(M, N, K)
         return self.select_fitted(M, N, K)
@@ -196,8 +197,7 @@ class DualTable:
         return load_params("auto", self.gpu)
 
     def select_fitted(self, M: int, N: int, K: int) -> LaunchConfig:
-        """select_mnk from the fitted macros alone, whatever N's and K's divisibility (operands whose rows are
-        padded to 16-divisible strides get the 16-divisible kernel)."""
+        """select_mnk from the fitted macros alone, whatever N's and K's divisibility."""
         L = -(-K // REF_BLOCK_K)
         best_t = math.inf
         best = None

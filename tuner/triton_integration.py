@@ -17,10 +17,12 @@ benchmarks only the 3 configs the table rates best. The drop-in:
 
 picks table.select(M, N, K) at each launch (a few microseconds, no benchmarking); a shape outside
 `table.covers()` goes to `triton.autotune(configs=table.configs(), key=key)` with one log line per shape. A launch
-whose stride arguments (names with "stride") are not multiples of 16 gets, once per shape and with one log line,
-the simulator's pick for the kernel Triton compiles then (2-byte unpipelined loads, which the table's macros were not
-fitted on: `DualTable.select_unaligned`, wavesim.kernels.gemm.alignment_note); one whose strides are (rows padded)
-gets the table's pick whatever N and K are.
+whose N or K, or a stride argument (names with "stride"), is not a multiple of 16 gets, once per shape, the
+simulator's pick for the kernel Triton compiles then (2-byte unpipelined loads, which the table's macros were not
+fitted on: `DualTable.select_unaligned`, wavesim.kernels.gemm.alignment_note), with one log line when a stride is
+the cause. Padding the rows alone does not help: the canonical kernel wraps B's columns with `% N` and masks A's
+K tail with `< K`, and with N = 32001 on 16-divisible strides the H200 ran the same slow kernel
+(validation/data/h200/triton_integration_h200.json: 6.5 ms against 5.9 contiguous); pad N and K as well.
 """
 
 from __future__ import annotations
@@ -59,11 +61,12 @@ class TableLauncher:
         self.table = table
         self.key = tuple(key)
         self.arg_names = list(getattr(fn, "arg_names", []))
+        self._stride_positions = [i for i, n in enumerate(self.arg_names) if "stride" in n]
         self._fallback_factory = fallback
         self._fallback = None
         self._logged: set[tuple] = set()
         self._unaligned_logged: set[tuple] = set()
-        # Decisions by (M, N, K, dtype): a repeated shape skips select() (~10 us on a server CPU, measured
+        # Decisions by (M, N, K, dtype, odd strides): a repeated shape skips select() (~10 us on a server CPU, measured
         # on the H200 machine: validation/data/h200/triton_integration_h200.json) for a dict lookup.
         self._chosen: dict[tuple, LaunchConfig | None] = {}
         self.last_config: LaunchConfig | None = None
@@ -80,6 +83,14 @@ class TableLauncher:
                                                  key=list(self.key))(self.fn)
         return self._fallback
 
+    def _stride_values(self, args, kwargs):
+        for i in self._stride_positions:
+            if i < len(args):
+                yield args[i]
+        for k, v in kwargs.items():
+            if "stride" in k:
+                yield v
+
     def _mnk(self, args, kwargs) -> tuple[int, int, int]:
         named = dict(zip(self.arg_names, args))
         named.update(kwargs)
@@ -91,35 +102,37 @@ class TableLauncher:
     def choose(self, M: int, N: int, K: int, dtype: str | None = None,
                unaligned_strides: bool | None = None) -> LaunchConfig | None:
         """The table's config, or None when the launch is outside its coverage (other dtype, shape range).
-        unaligned_strides: whether a stride argument is not a multiple of 16 (None: contiguous operands, so N and
-        K decide, as in DualTable.select_mnk)."""
+        unaligned_strides: whether a stride argument is not a multiple of 16 (N and K decide as well, as in
+        DualTable.select_mnk)."""
         from wavetune.config import GemmProblem
 
         if dtype is not None and dtype != self.table.dtype:
             return None
         if not self.table.covers(GemmProblem(M, N, K, self.table.dtype)):
             return None
-        if unaligned_strides is None:
-            return self.table.select_mnk(M, N, K)
-        return self.table.select_unaligned(M, N, K) if unaligned_strides else self.table.select_fitted(M, N, K)
+        return self.table.select_unaligned(M, N, K) if unaligned_strides else self.table.select_mnk(M, N, K)
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
             M, N, K = self._mnk(args, kwargs)
-            key = (M, N, K, _operand_dtype(args))
+            # Triton compiles another kernel when a stride is not 16-divisible, so that is part of the decision's key
+            odd_strides = any(type(v) is int and v != 1 and v % TRITON_DIVISIBILITY
+                              for v in self._stride_values(args, kwargs))
+            key = (M, N, K, _operand_dtype(args), odd_strides)
             try:
                 cfg = self._chosen[key]
-            except KeyError:  # a new shape: check its strides and decide it, once (not on every launch)
+            except KeyError:  # a new shape or stride class: decide it once (not on every launch)
                 odd = _unaligned_strides(named_args(self.arg_names, args, kwargs))
-                cfg = self.choose(*key, unaligned_strides=bool(odd))
+                cfg = self.choose(M, N, K, key[3], unaligned_strides=bool(odd))
                 if len(self._chosen) < 65536:
                     self._chosen[key] = cfg
                 if odd and (M, N, K) not in self._unaligned_logged:
                     self._unaligned_logged.add((M, N, K))
                     log.warning("wavetune: M=%d N=%d K=%d launches with %s, not multiples of %d: Triton compiles "
                                 "2-byte unpipelined loads for it (2-8x slower on the H200); its config is the "
-                                "simulator's pick for that kernel, not the table's: pad the tensors' rows for the "
-                                "faster one", M, N, K, ", ".join(f"{k}={v}" for k, v in odd), TRITON_DIVISIBILITY)
+                                "simulator's pick for that kernel, not the table's: pad the rows (and N and K) to "
+                                "multiples of %d for the faster one", M, N, K, ", ".join(f"{k}={v}" for k, v in odd),
+                                TRITON_DIVISIBILITY, TRITON_DIVISIBILITY)
             if cfg is None:
                 if (M, N, K) not in self._logged:
                     self._logged.add((M, N, K))

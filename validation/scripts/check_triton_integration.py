@@ -4,7 +4,11 @@
    its launch costs about what a direct launch of the same config costs;
 2. a launch outside the table's coverage (fp16 against a bf16 table) falls back to triton.autotune (here
    over 4 of the table's configs, to keep the run short) with one log line;
-3. triton.autotune(prune_configs_by=prune_configs_by(table, top_k=3)) benchmarks only 3 configs.
+3. triton.autotune(prune_configs_by=prune_configs_by(table, top_k=3)) benchmarks only 3 configs;
+4. a launch with N = 32001 (contiguous operands: B's and C's strides unaligned too) gets the simulator's pick for
+   Triton's unaligned kernel (DualTable.select_unaligned), timed against the table's own pick; the same N on rows
+   padded to 16-divisible strides gets the same kernel (the kernel's % N), and is timed to show it; N padded to
+   32016 gets the table's pick and the fast kernel.
     PYTHONPATH=. python3 validation/scripts/check_triton_integration.py --out result.json
 """
 
@@ -92,6 +96,35 @@ def main() -> None:
     timings = getattr(tuned, "configs_timings", None) or {}
     res["prune"] = {"candidates": len(cands), "benchmarked": len(timings), "rel_err": rel_err(c, a, b),
                     "best": str(tuned.best_config)}
+    M, N, K, padded = 2048, 32001, 4096, 32016
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    launcher[grid](*args_of(a, b, c))
+    torch.cuda.synchronize()
+    pick, fitted = launcher.last_config, table.select_fitted(M, N, K)
+    res["unaligned"] = {"M": M, "N": N, "K": K, "config": pick.key, "rel_err": rel_err(c, a, b),
+                        "ms_pick": triton.testing.do_bench(lambda: gemm(a, b, pick, c), return_mode="median"),
+                        "table_fitted_config": fitted.key,
+                        "ms_table_fitted": triton.testing.do_bench(lambda: gemm(a, b, fitted, c), return_mode="median")}
+    assert pick == table.select_unaligned(M, N, K) and res["unaligned"]["rel_err"] < 1e-2, res
+    bp = torch.empty(K, padded, device="cuda", dtype=torch.bfloat16)[:, :N]
+    cp = torch.empty(M, padded, device="cuda", dtype=torch.bfloat16)[:, :N]
+    bp.copy_(b)
+    launcher[grid](*args_of(a, bp, cp))
+    torch.cuda.synchronize()
+    res["unaligned"]["padded_rows"] = {"row_stride": padded, "config": launcher.last_config.key,
+                                       "rel_err": rel_err(cp, a, bp),
+                                       "ms": triton.testing.do_bench(lambda: gemm(a, bp, launcher.last_config, cp),
+                                                                     return_mode="median")}
+    assert launcher.last_config == pick and res["unaligned"]["padded_rows"]["rel_err"] < 1e-2, res
+    bn, cn = bp.as_strided((K, padded), bp.stride()), cp.as_strided((M, padded), cp.stride())  # N padded too
+    launcher[grid](*args_of(a, bn, cn))
+    torch.cuda.synchronize()
+    res["unaligned"]["padded_n"] = {"N": padded, "config": launcher.last_config.key,
+                                    "ms": triton.testing.do_bench(lambda: gemm(a, bn, launcher.last_config, cn),
+                                                                  return_mode="median")}
+    assert launcher.last_config == table.select_mnk(M, padded, K), res
     print(json.dumps(res, indent=1))
     with open(out_path, "w") as f:
         json.dump(res, f, indent=1)

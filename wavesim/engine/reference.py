@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import simpy
 
 from ..result import SimResult, Trace
 from .queueing import mva_cycle
@@ -90,6 +89,9 @@ class ReferenceEngine:
         self.end = np.full(self.G, np.nan)
         self.done = 0
         self.rounds = 0
+        import simpy  # here, not at the top: the closed form and the fast engine (table_autotune on a GPU image
+        # without simpy) import this package too
+
         self.env = simpy.Environment()
         self.process = self.env.process(self._controller())
 
