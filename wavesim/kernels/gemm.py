@@ -267,8 +267,8 @@ class GemmBatch:
         uniq = {k: _occupancy(spec, k[0], dtype, rep[k[1:]]) for k in set(keys)}
         for (c, a, b_), (occ, _) in uniq.items():
             if occ.ctas_per_sm == 0:
-                kernel = f" (its kernel for {' and '.join(n for n, u in (('K', a), ('N', b_)) if u)} not a multiple of " \
-                         f"{TRITON_DIVISIBILITY})" if a or b_ else ""
+                odd = " and ".join(n for n, u in (("K", a), ("N", b_)) if u)
+                kernel = f" (its kernel for {odd} not a multiple of {TRITON_DIVISIBILITY})" if odd else ""
                 raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
         return cls(spec, dtype, M, N, K,
