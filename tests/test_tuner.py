@@ -201,6 +201,30 @@ def test_unaligned_shapes_get_the_simulators_pick_for_their_kernel(sim_table):
         assert sim_table.select_unaligned(M, N, K) is cfg
 
 
+def test_unaligned_pick_falls_back_to_the_table_where_the_kernel_cannot_be_priced(sim_table, monkeypatch):
+    """No resources for the unaligned kernel here (no table for it, a compiler that fails, as Triton's CPU
+    interpreter does): the table's own pick, not an exception in the middle of a launch."""
+    import wavesim.kernels.gemm as gemm
+    import wavesim.resources as resources
+
+    real = resources.gemm_resources
+
+    def no_unaligned_kernel(cfg, arch, dtype, **kw):
+        if kw.get("problem") is not None:
+            raise resources.CompileFailure(cfg, arch, dtype, "cannot compile here")
+        return real(cfg, arch, dtype, **kw)
+
+    monkeypatch.setattr(resources, "gemm_resources", no_unaligned_kernel)
+    gemm._occupancy.cache_clear()
+    try:
+        assert sim_table.select_mnk(777, 4100, 4096) == sim_table.select_fitted(777, 4100, 4096)
+    finally:
+        gemm._occupancy.cache_clear()
+        sim_table._unaligned_picks.pop((777, 4100, 4096), None)
+    monkeypatch.undo()
+    assert sim_table.select_mnk(777, 4100, 4096) != sim_table.select_fitted(777, 4100, 4096)  # priced: it differs
+
+
 def test_table_errors(sim_table, tmp_path):
     d = sim_table.to_dict()
     d["version"] = 99

@@ -161,8 +161,9 @@ class DualTable:
     def select_unaligned(self, M: int, N: int, K: int) -> LaunchConfig:
         """The simulator's fastest config among the table's, for the kernel Triton compiles for this shape
         (wavesim.kernels.gemm: its own resources and costs), with the model parameters the table was built on.
-        Milliseconds, once per shape (memoised). Where the simulator has no unaligned kernel (AMD), the table's
-        own pick."""
+        Milliseconds, once per shape (memoised). Where the simulator has no unaligned kernel (AMD) or cannot get the
+        configs' resources for it here (no table, and no compiler that works: e.g. Triton's CPU interpreter), the
+        table's own pick."""
         key = (M, N, K)
         cfg = self._unaligned_picks.get(key)
         if cfg is None:
@@ -179,7 +180,16 @@ class DualTable:
         spec = hwspecs.load_gpu(self.gpu)
         if specialization_problem(spec, N, K) is None:
             return self.select_fitted(M, N, K)
-        configs = [c for c in self.configs() if config_occupancy(spec, c, self.dtype, N, K)[0].ctas_per_sm > 0]
+
+        def launches(c: LaunchConfig) -> bool:
+            try:
+                return config_occupancy(spec, c, self.dtype, N, K)[0].ctas_per_sm > 0
+            except ValueError:  # CompileFailure: this kernel's resources cannot be had here, so it is not priced
+                return False
+
+        configs = [c for c in self.configs() if launches(c)]
+        if not configs:
+            return self.select_fitted(M, N, K)
         n = len(configs)
         b = GemmBatch.build(spec, self.dtype, [M] * n, [N] * n, [K] * n, configs)
         return configs[fastest(simulate_batch(b, self._model_params()).makespan_s, configs)]
