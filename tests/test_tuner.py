@@ -185,8 +185,8 @@ def test_select_decision_time(sim_table):
 
 def test_unaligned_shapes_get_the_simulators_pick_for_their_kernel(sim_table):
     """N or K not a multiple of 16: Triton's kernel for that shape is not the one the macros were fitted on, so the
-    table asks the simulator (its own parameters, the table's configs), once per shape; padded rows (16-divisible
-    strides) keep the table's pick."""
+    table asks the simulator (its own parameters, the table's configs), once per shape, for its pick and for the
+    perf_model's scores."""
     import hwspecs
     from wavesim.kernels.gemm import GemmBatch, simulate_batch
     from wavetune.config import fastest
@@ -197,8 +197,10 @@ def test_unaligned_shapes_get_the_simulators_pick_for_their_kernel(sim_table):
         configs = sim_table.configs()
         b = GemmBatch.build(spec, "bf16", [M] * len(configs), [N] * len(configs), [K] * len(configs), configs)
         t = simulate_batch(b, sim_table._model_params()).makespan_s
-        assert cfg == configs[fastest(t, configs)] and (M, N, K) in sim_table._unaligned_picks
-        assert sim_table.select_unaligned(M, N, K) is cfg
+        assert cfg == configs[fastest(t, configs)] and (M, N, K) in sim_table._unaligned
+        assert sim_table.select_unaligned(M, N, K) == cfg
+        # Triton's perf_model (prune_configs_by) ranks by the same simulated times there
+        assert [sim_table.predict_us(M, N, K, c) for c in configs] == pytest.approx((t * 1e6).tolist())
 
 
 def test_unaligned_pick_falls_back_to_the_table_where_the_kernel_cannot_be_priced(sim_table, monkeypatch):
@@ -220,7 +222,7 @@ def test_unaligned_pick_falls_back_to_the_table_where_the_kernel_cannot_be_price
         assert sim_table.select_mnk(777, 4100, 4096) == sim_table.select_fitted(777, 4100, 4096)
     finally:
         gemm._occupancy.cache_clear()
-        sim_table._unaligned_picks.pop((777, 4100, 4096), None)
+        sim_table._unaligned.pop((777, 4100, 4096), None)
     monkeypatch.undo()
     assert sim_table.select_mnk(777, 4100, 4096) != sim_table.select_fitted(777, 4100, 4096)  # priced: it differs
 

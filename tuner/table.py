@@ -100,7 +100,7 @@ class DualTable:
         self._fast_fb = self._compile_list(self.fallback_macros)
         self._layers = {(int(n), int(k)) for n, k in self.domain.get("NK", [])} if self._fast_fb else set()
         self._nb = N_L_BUCKETS - 1
-        self._unaligned_picks: dict[tuple[int, int, int], LaunchConfig] = {}
+        self._unaligned: dict[tuple[int, int, int], dict[LaunchConfig, float]] = {}
 
     def _entries(self, M: int, N: int, K: int) -> list[tuple]:
         """The macro set that serves (M, N, K) (see the module docstring)."""
@@ -164,22 +164,32 @@ class DualTable:
         Milliseconds, once per shape (memoised). Where the simulator has no unaligned kernel (AMD) or cannot get the
         configs' resources for it here (no table, and no compiler that works: e.g. Triton's CPU interpreter), the
         table's own pick."""
-        key = (M, N, K)
-        cfg = self._unaligned_picks.get(key)
-        if cfg is None:
-            cfg = self._simulated_pick(M, N, K)
-            if len(self._unaligned_picks) < 65536:
-                self._unaligned_picks[key] = cfg
-        return cfg
+        times = self._unaligned_times(M, N, K)
+        if not times:
+            return self.select_fitted(M, N, K)
+        from wavetune.config import fastest
 
-    def _simulated_pick(self, M: int, N: int, K: int) -> LaunchConfig:
+        configs = list(times)
+        return configs[fastest(list(times.values()), configs)]
+
+    def _unaligned_times(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
+        """Simulated microseconds of the table's configs that launch for this shape's unaligned kernel ({} where it
+        cannot be priced: see select_unaligned); memoised per shape."""
+        key = (M, N, K)
+        times = self._unaligned.get(key)
+        if times is None:
+            times = self._simulate_unaligned(M, N, K)
+            if len(self._unaligned) < 4096:
+                self._unaligned[key] = times
+        return times
+
+    def _simulate_unaligned(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
         import hwspecs
         from wavesim.kernels.gemm import GemmBatch, config_occupancy, specialization_problem, simulate_batch
-        from wavetune.config import fastest
 
         spec = hwspecs.load_gpu(self.gpu)
         if specialization_problem(spec, N, K) is None:
-            return self.select_fitted(M, N, K)
+            return {}
 
         def launches(c: LaunchConfig) -> bool:
             try:
@@ -189,10 +199,10 @@ class DualTable:
 
         configs = [c for c in self.configs() if launches(c)]
         if not configs:
-            return self.select_fitted(M, N, K)
+            return {}
         n = len(configs)
         b = GemmBatch.build(spec, self.dtype, [M] * n, [N] * n, [K] * n, configs)
-        return configs[fastest(simulate_batch(b, self._model_params()).makespan_s, configs)]
+        return dict(zip(configs, (simulate_batch(b, self._model_params()).makespan_s * 1e6).tolist()))
 
     def _model_params(self):
         """The simulator parameters the table was built on (its source's, or its prior's), else the GPU's shipped
@@ -238,7 +248,11 @@ class DualTable:
 
     def predict_us(self, M: int, N: int, K: int, cfg: LaunchConfig) -> float:
         """A latency score for any config: its macro's stage-I prediction, times 1.05 when its micro config is
-        not the table's stage-II pick (inf for a macro the table does not have). Used as Triton's perf_model."""
+        not the table's stage-II pick (inf for a macro the table does not have). Used as Triton's perf_model.
+        For N or K not a multiple of 16, the simulated time of Triton's kernel for that shape (select_unaligned;
+        inf for a config the table does not have)."""
+        if (N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY) and (times := self._unaligned_times(M, N, K)):
+            return times.get(cfg, math.inf)
         for t, bm, bn in self.predict_macros(M, N, K):
             if bm == cfg.BLOCK_M and bn == cfg.BLOCK_N:
                 return t if self.micro_for(M, N, K, bm, bn) == cfg else t * 1.05
