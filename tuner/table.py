@@ -100,7 +100,8 @@ class DualTable:
         self._fast_fb = self._compile_list(self.fallback_macros)
         self._layers = {(int(n), int(k)) for n, k in self.domain.get("NK", [])} if self._fast_fb else set()
         self._nb = N_L_BUCKETS - 1
-        self._unaligned: dict[tuple[int, int, int], dict[LaunchConfig, float]] = {}
+        self._unaligned: dict[tuple[int, int, int], dict[LaunchConfig, float]] = {}  # simulated us per config
+        self._unaligned_picks: dict[tuple[int, int, int], LaunchConfig] = {}
 
     def _entries(self, M: int, N: int, K: int) -> list[tuple]:
         """The macro set that serves (M, N, K) (see the module docstring)."""
@@ -164,13 +165,16 @@ class DualTable:
         Milliseconds, once per shape (memoised). Where the simulator has no unaligned kernel (AMD) or cannot get the
         configs' resources for it here (no table, and no compiler that works: e.g. Triton's CPU interpreter), the
         table's own pick."""
-        times = self._unaligned_times(M, N, K)
-        if not times:
-            return self.select_fitted(M, N, K)
-        from wavetune.config import fastest
+        cfg = self._unaligned_picks.get((M, N, K))
+        if cfg is None:
+            times = self._unaligned_times(M, N, K)
+            if not times:
+                return self.select_fitted(M, N, K)
+            from wavetune.config import fastest
 
-        configs = list(times)
-        return configs[fastest(list(times.values()), configs)]
+            configs = list(times)
+            cfg = self._unaligned_picks.setdefault((M, N, K), configs[fastest(list(times.values()), configs)])
+        return cfg
 
     def _unaligned_times(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
         """Simulated microseconds of the table's configs that launch for this shape's unaligned kernel ({} where it
@@ -179,8 +183,10 @@ class DualTable:
         times = self._unaligned.get(key)
         if times is None:
             times = self._simulate_unaligned(M, N, K)
-            if len(self._unaligned) < 4096:
-                self._unaligned[key] = times
+            if len(self._unaligned) >= 4096:  # bounded: a long-running server sees many shapes
+                self._unaligned.clear()
+                self._unaligned_picks.clear()
+            self._unaligned[key] = times
         return times
 
     def _simulate_unaligned(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
