@@ -22,7 +22,8 @@ simulator's pick for the kernel Triton compiles then (2-byte unpipelined loads, 
 fitted on: `DualTable.select_unaligned`, wavesim.kernels.gemm.alignment_note), with one log line when a stride is
 the cause. Padding the rows alone does not help: the canonical kernel wraps B's columns with `% N` and masks A's
 K tail with `< K`, and with N = 32001 on 16-divisible strides the H200 ran the same slow kernel
-(validation/data/h200/triton_integration_h200.json: 6.5 ms against 5.9 contiguous); pad N and K as well.
+(validation/data/h200/triton_integration_h200.json, M = 2048, K = 4096: 6.0 ms against 5.1 contiguous with the same
+config, and 0.82 ms with N padded to 32016); pad N and K as well.
 """
 
 from __future__ import annotations
@@ -122,12 +123,12 @@ class TableLauncher:
             try:
                 cfg = self._chosen[key]
             except KeyError:  # a new shape or stride class: decide it once (not on every launch)
-                odd = _unaligned_strides(named_args(self.arg_names, args, kwargs))
-                cfg = self.choose(M, N, K, key[3], unaligned_strides=bool(odd))
+                cfg = self.choose(M, N, K, key[3], unaligned_strides=odd_strides)
                 if len(self._chosen) < 65536:
                     self._chosen[key] = cfg
-                if odd and (M, N, K) not in self._unaligned_logged:
+                if odd_strides and (M, N, K) not in self._unaligned_logged:
                     self._unaligned_logged.add((M, N, K))
+                    odd = _unaligned_strides(named_args(self.arg_names, args, kwargs))
                     log.warning("wavetune: M=%d N=%d K=%d launches with %s, not multiples of %d: Triton compiles "
                                 "2-byte unpipelined loads for it (2-8x slower on the H200); its config is the "
                                 "simulator's pick for that kernel, not the table's: pad the rows (and N and K) to "
