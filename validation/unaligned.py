@@ -27,7 +27,7 @@ import hwspecs
 from validation.measurements import load_measurements
 from validation.suite import geomean, kendall_tau, regret
 from wavesim.calibration import load_calibration
-from wavesim.kernels.gemm import ConfigDoesNotFit, GemmBatch, GemmParams, simulate_batch, unaligned_strides
+from wavesim.kernels.gemm import GemmBatch, GemmParams, config_occupancy, simulate_batch, unaligned_strides
 from wavetune.config import fastest
 
 FITTED = ("unaligned_a_element_cycles", "unaligned_b_element_cycles", "spill_word_cycles")
@@ -38,18 +38,12 @@ def _class(N: int, K: int) -> str:
 
 
 def load_unaligned(gpu: str, paths: list[str | Path], dtype: str = "bf16"):
-    """(batch, measured seconds, shape of each record, class of each record) of the unaligned shapes' records
-    whose config launches (configs that cannot launch are skipped, as calibration does)."""
+    """(batch, measured seconds, shape, class and config of each record) of the unaligned shapes' records whose
+    config launches (configs that cannot launch are skipped, as calibration does)."""
     spec = hwspecs.load_gpu(gpu)
-    rows = [m for m in load_measurements(paths, gpu=spec.id) if m.ok and m.config is not None
-            and m.problem.dtype == dtype and unaligned_strides(m.problem.N, m.problem.K)]
-    keep = []
-    for m in rows:
-        try:
-            GemmBatch.build(spec, dtype, [m.problem.M], [m.problem.N], [m.problem.K], [m.config])
-            keep.append(m)
-        except ConfigDoesNotFit:
-            pass
+    keep = [m for m in load_measurements(paths, gpu=spec.id) if m.ok and m.config is not None
+            and m.problem.dtype == dtype and unaligned_strides(m.problem.N, m.problem.K)
+            and config_occupancy(spec, m.config, dtype, m.problem.N, m.problem.K)[0].ctas_per_sm > 0]
     if not keep:
         raise ValueError(f"no {dtype} records of shapes with N or K not a multiple of 16 for {spec.id} in "
                          f"{[str(p) for p in paths]}: measure some (validation/scripts/collect_h200_session14_extra.sh)")
