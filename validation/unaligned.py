@@ -6,13 +6,13 @@ Triton specializes K (A's row stride) and N (B's and C's) on divisibility by 16;
 is loaded two bytes at a time into registers and stored to shared memory (LDG.E.U16 + STS.U16, no cp.async), so no
 stage is loaded ahead of the MMA, and the kernel often needs 255 registers and spills (wavesim/kernels/gemm.py).
 The model gives each K step of such a kernel no stage in flight plus a cost per element of the unaligned operand's
-tile per thread (one for A, one for B) and per spilled word. This fits the three costs (least squares of the log
-time ratio, robust) on the shapes where exactly one operand is unaligned, with the rest of the model as calibrated,
-and scores the shapes where both are unaligned, which the fit never sees. Per class left out in turn, it also
-reports how well the others predict it.
+tile per lane of the warp schedulers in use (one for A, one for B) and per spilled word. This fits the three costs
+(least squares of the log time ratio, robust) on the shapes where exactly one operand is unaligned, with the rest of
+the model as calibrated, and scores the shapes where both are unaligned, which the fit never sees. Each
+one-operand layer left out in turn, it also reports how well the others predict it.
 
     python3 -m validation.unaligned --gpu h200 validation/data/h200/fresh14/unaligned_study.jsonl \\
-        validation/data/h200/fresh14/llm_fresh14.jsonl
+        validation/data/h200/fresh14/llm_fresh14.jsonl validation/data/h200/fresh16/unaligned_fresh16.jsonl
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ Per CTA the model gives the engines (wavesim.engine):
             chip's SM math is in use runs its SM-side work 1 + kappa u slower (tails on a light chip run faster)
   unaligned: where N or K is not a multiple of 16 Triton compiles another kernel (TRITON_DIVISIBILITY below): its
             own resources (occupancy, spills), no stage in flight (t_lat's divisor 1), and per K step
-            unaligned_{a,b}_element_cycles per element of the unaligned operand's tile per thread plus
+            unaligned_{a,b}_element_cycles per element of the unaligned operand's tile per lane of the warp
+            schedulers the CTA's warps occupy plus
             spill_word_cycles per spilled word added to t_lat (validation/unaligned.py)
   sm_queueing: on. A K step is a latency wait and then SM work, so co-resident CTAs collide at the SM
             before it is full (wavesim/engine/queueing.py): the first wave's cost rises smoothly with the
@@ -144,7 +145,7 @@ class GemmParams:
 # unaligned (K = 3000, N = 8192) 1.8-2.3x, with B and C alone (N = 5000 or 4104: 8-divisible is not enough) 2.9-7.2x
 # (fresh14/unaligned_study.jsonl). The model prices that kernel with its own resources (GemmBatch.build) and costs
 # (workload_arrays: unaligned_*_element_cycles, spill_word_cycles), more coarsely than the 16-divisible one (its picks:
-# regret 1.39 on fresh14's N = 5000, K = 3000, 1.03 on its 16-divisible layers); `alignment_note` says so, with the
+# regret 1.31-1.35 on never-fitted layers with N and K unaligned, ~1.03 on 16-divisible ones); `alignment_note` says so, with the
 # padding that avoids it.
 TRITON_DIVISIBILITY = 16
 
@@ -167,7 +168,8 @@ def alignment_note(N: int, K: int) -> str | None:
     return (f"{what} {verb} of {TRITON_DIVISIBILITY}: Triton compiles this shape with 2-byte loads and no async "
             f"pipeline (the H200 ran such shapes at 1.8-7.5x cuBLAS's time, aligned ones at 1.0-1.3x); the "
             f"simulator models that kernel, more coarsely than the {TRITON_DIVISIBILITY}-divisible one (H200: pick "
-            f"regret 1.39 where N and K are both unaligned). Pad to {pad} to get the faster kernel")
+            f"regret 1.3 on never-fitted unaligned layers, 1.03 on aligned ones). Pad to {pad} to get the faster "
+            f"kernel")
 
 
 @functools.cache
@@ -419,12 +421,15 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     k16_chain = np.where(b.wgmma, p.wgmma_k16_chain_cycles, p.mma_v2_k16_chain_cycles)
     single_row_Bps = p.single_row_l2_fraction * l2_Bps * spec.sm_count
     # The kernel of a shape with N or K not a multiple of 16 loads that operand two bytes at a time, synchronously:
-    # no stage is in flight ahead of the MMA, and each K step waits on every thread's share of those loads (its
-    # elements of the tile), and on its spilled registers.
+    # no stage is in flight ahead of the MMA, and each K step waits on those loads and on the spilled registers. A
+    # CTA's warps spread over the SM's sub-partitions, one warp scheduler each, and warps that share one share its
+    # issue slots: the loads cost per element of the tile per lane of the sub-partitions in use (an 8-warp CTA is
+    # no faster per element than a 4-warp one, measured: validation/unaligned.py).
     unaligned = b.unaligned_a | b.unaligned_b
     in_flight = np.where(unaligned, 1.0, np.maximum(b.stages - 1, 1))
+    lanes = np.minimum(b.threads, spec.arch.subpartitions_per_sm * spec.arch.warp_size)
     unaligned_s = ((p.unaligned_a_element_cycles * b.bm * b.bk * b.unaligned_a
-                    + p.unaligned_b_element_cycles * b.bk * b.bn * b.unaligned_b) / b.threads
+                    + p.unaligned_b_element_cycles * b.bk * b.bn * b.unaligned_b) / lanes
                    + p.spill_word_cycles * b.spills) / clock
 
     def latency_step(dram_latency_cycles):
