@@ -1,5 +1,5 @@
 """The shared command line of the scripts that derive a GEMM model prior from measurement files
-(validation/single_row.py, validation/l2_requests.py): `--gpu`, `--dtype`, the files; a bad input exits 2 with
+(validation/single_row.py, validation/l2_requests.py, validation/unaligned.py): `--gpu`, `--dtype`, the files; a bad input exits 2 with
 the derivation's message, which says what to measure."""
 
 from __future__ import annotations

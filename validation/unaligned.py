@@ -17,13 +17,13 @@ one-operand layer left out in turn, it also reports how well the others predict 
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 import hwspecs
+from validation.derivation import derivation_main
 from validation.measurements import load_measurements
 from validation.suite import geomean, kendall_tau, regret
 from wavesim.calibration import load_calibration
@@ -124,18 +124,7 @@ def _show(r: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m validation.unaligned", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", required=True)
-    ap.add_argument("--dtype", default="bf16")
-    ap.add_argument("--calibration", default="auto", help="the rest of the model: auto (shipped), none, or a file")
-    ap.add_argument("measurements", nargs="+")
-    a = ap.parse_args(argv)
-    try:
-        r = derive(a.gpu, a.measurements, a.dtype, a.calibration)
-    except (ValueError, FileNotFoundError, hwspecs.UnknownGPUError) as e:
-        ap.exit(2, f"error: {e}\n")
-    _show(r)
-    return 0
+    return derivation_main(argv, "python3 -m validation.unaligned", __doc__, derive, _show)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@
 
 Each output line is the input plus "ctas_per_sm", "waves" and "sim_ms" (the simulated kernel time), or
 "sim_error" naming the violated limit when the config cannot launch; a shape whose N or K is not a multiple of 16
-also gets "sim_note" (Triton compiles a much slower kernel for it than the one modelled: pad it). A line that is not a JSON object
-gives {"line": N, "error": ...}; a line with bad fields gives the input plus "error". Output order is
-input order, and no bad line stops the others. Lines are processed in chunks, each chunk grouped by
-(GPU, dtype) and simulated in one vectorised pass (wavesim.kernels.gemm.simulate_batch).
+also gets "sim_note" (Triton compiles a much slower kernel for it, which the model prices more coarsely: pad it).
+A line that is not a JSON object gives {"line": N, "error": ...}; a line with bad fields gives the input plus
+"error". Output order is input order, and no bad line stops the others. Lines are processed in chunks, each chunk
+grouped by (GPU, dtype) and simulated in one vectorised pass (wavesim.kernels.gemm.simulate_batch).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _parse(rec: dict[str, Any], default_gpu: str | None, lineno: int):
 def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | None = None,
              calibration: str | None = None) -> Iterator[tuple[int, dict[str, Any] | None, dict[str, Any]]]:
     """(line number, input object or None for a bad line, fields to add), in input order."""
-    from wavesim.kernels.gemm import GemmBatch, alignment_note, config_occupancy, simulate_batch
+    from wavesim.kernels.gemm import TRITON_DIVISIBILITY, GemmBatch, alignment_note, config_occupancy, simulate_batch
 
     occupancies: dict[tuple, Any] = {}  # keyed by GPU id: hashing a whole GPUSpec per line costs more
     it = iter(lines)
@@ -88,7 +88,7 @@ def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | Non
                 continue
             try:
                 spec, problem, config = _parse(rec, default_gpu, lineno)
-                okey = (spec.id, config, problem.dtype, problem.N % 16 > 0, problem.K % 16 > 0)
+                okey = (spec.id, config, problem.dtype, problem.N % TRITON_DIVISIBILITY > 0, problem.K % TRITON_DIVISIBILITY > 0)
                 occ = occupancies.get(okey) or occupancies.setdefault(
                     okey, config_occupancy(spec, config, problem.dtype, problem.N, problem.K)[0])
             except (ValueError, KeyError) as e:
