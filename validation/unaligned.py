@@ -67,18 +67,24 @@ def score(sim: np.ndarray, meas: np.ndarray, shapes: list, configs: list, sel: n
             "tau_median": float(np.median(taus)), "log_err_median": float(np.median(errs))}
 
 
-def fit_costs(b: GemmBatch, meas: np.ndarray, params: GemmParams, sel: np.ndarray) -> GemmParams:
+def fit_costs(b: GemmBatch, meas: np.ndarray, params: GemmParams, sel: np.ndarray,
+              names: tuple[str, ...] = FITTED) -> GemmParams:
+    """`names` fitted on the selected records with the rest of `params` fixed: least squares of the log time ratio,
+    soft L1 (the few configs that spill thousands of words, 70-140x slower, must not drive the fit)."""
     from scipy.optimize import least_squares
 
-    x0 = np.array([getattr(params, f) for f in FITTED])
+    from wavesim.calibration import BOUNDS
+
+    lo, hi = np.array([BOUNDS[f][0] for f in names]), np.array([BOUNDS[f][1] for f in names])
+    # from inside the bounds: at a bound (a prior of 0: not priced yet) the first step may not move
+    x0 = np.clip([getattr(params, f) for f in names], lo + 1e-3 * (hi - lo), hi)
 
     def resid(x):
-        p = replace(params, **dict(zip(FITTED, x)))
+        p = replace(params, **dict(zip(names, x)))
         return np.log(simulate_batch(b, p).makespan_s[sel] / meas[sel])
 
-    # soft_l1: the few configs that spill thousands of words (70-140x slower) must not drive the fit
-    r = least_squares(resid, x0, bounds=(0.0, 2000.0), loss="soft_l1", f_scale=0.1)
-    return replace(params, **dict(zip(FITTED, r.x.tolist())))
+    r = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1)
+    return replace(params, **dict(zip(names, r.x.tolist())))
 
 
 def derive(gpu: str, paths: list[str | Path], dtype: str = "bf16", calibration: str = "auto") -> dict:

@@ -75,6 +75,7 @@ BOUNDS = {
     "unaligned_a_element_cycles": (0.0, 2000.0),
     "unaligned_b_element_cycles": (0.0, 2000.0),
     "spill_word_cycles": (0.0, 2000.0),
+    "tf32_b_element_cycles": (0.0, 20.0),
 }
 
 

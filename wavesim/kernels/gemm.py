@@ -11,7 +11,10 @@ Per CTA the model gives the engines (wavesim.engine):
             arch cache_line_bytes); a whole line costs its own bytes, a half line (a BK = 32 bf16 row) more per
             byte (measured: validation/l2_requests.py)
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
+            + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
+                                                               one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
   t_lat   = (avg load latency + t_port + chi * t_math) / (num_stages - 1) + BLOCK_K / 16 * k16 chain
+            (BLOCK_K / 8 for tf32: MMA_K_BYTES)
             a CTA alone needs at least this per step: num_stages - 1 smem stages are in flight, and a stage
             is refilled only after its MMA is done (chi, mma_in_load_chain: the share of that MMA the chain
             waits for; the next loads go out while the current MMA runs); and a step's MMAs accumulate one
@@ -111,6 +114,7 @@ class GemmParams:
     unaligned_a_element_cycles: float
     unaligned_b_element_cycles: float
     spill_word_cycles: float
+    tf32_b_element_cycles: float
 
     @classmethod
     def priors(cls) -> "GemmParams":
@@ -189,12 +193,20 @@ def _arch_order(arch: str) -> int:
 
 def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig, dtype: str = "bf16") -> bool:
     """Whether the mainloop runs at the warpgroup-MMA rate: Triton lowers tl.dot to Hopper's wgmma when a
-    warpgroup (4 warps) can own >= 64 rows. fp32 operands (tf32) are modelled at the mma.sync rate even
-    though the compiled PTX does use wgmma tf32: measured, this kernel's fp32 peaks at 144 TFLOP/s on our
-    H200, 29% of the tf32 peak (validation/data/h200/holdout/llm_fp32.jsonl); why is not established
-    (B is N-major, which tf32 wgmma cannot read from shared memory directly)."""
-    return (_arch_order(spec.arch.name) >= 90 and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
-            and dtype != "fp32")
+    warpgroup (4 warps) can own >= 64 rows, for every operand dtype (the compiled sm_90 TTGIR of all 186 configs
+    of the tuning space, bf16 and fp32: MMA version 3 exactly where this rule says). fp32 operands then run tf32
+    wgmma, whose B must be K-major in shared memory (transposed_b)."""
+    return _arch_order(spec.arch.name) >= 90 and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
+
+
+# wgmma reads a transposed (N-major) B from shared memory for 16-bit operands only (PTX ISA, wgmma.mma_async: the
+# imm-trans-b operand is valid for .f16 / .bf16 alone). The GEMM's B is N-major (row-major K x N), so for other
+# operand types Triton copies B's tile into K-major shared memory one 4-byte element per lane (LDGSTS.E instead of
+# the 16-byte cp.async A gets: BK x BN single-element copies per K step in the sm_90 fp32 SASS of every wgmma config).
+WGMMA_TRANSPOSABLE_DTYPES = frozenset({"bf16", "fp16"})
+# Bytes of K per MMA instruction (m16n8k16 / wgmma k16 for 16-bit operands, m16n8k8 / k8 for tf32: PTX ISA): a
+# K step's accumulation chain is BLOCK_K x element bytes / 32 dependent instructions.
+MMA_K_BYTES = 32
 
 
 def wgmma_width(cfg: LaunchConfig) -> float:
@@ -253,6 +265,7 @@ class GemmBatch:
     unaligned_a: np.ndarray  # bool: K not a multiple of 16, A's rows are loaded two bytes at a time (NVIDIA)
     unaligned_b: np.ndarray  # bool: N not a multiple of 16, B's rows are
     spills: np.ndarray      # 32-bit words of local memory per thread of the kernel this shape gets
+    transposed_b: np.ndarray  # bool: wgmma cannot read B N-major, so B's tile is copied one element per lane
 
     @classmethod
     def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
@@ -273,13 +286,15 @@ class GemmBatch:
                 kernel = f" (its kernel for {odd} not a multiple of {TRITON_DIVISIBILITY})" if odd else ""
                 raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
+        wgmma = np.array([uses_wgmma(spec, c, dtype) for c in configs], dtype=bool)
         return cls(spec, dtype, M, N, K,
                    bm=col(lambda c: c.BLOCK_M), bn=col(lambda c: c.BLOCK_N), bk=col(lambda c: c.BLOCK_K),
                    group_m=col(lambda c: c.GROUP_M), stages=col(lambda c: c.num_stages),
-                   wgmma=np.array([uses_wgmma(spec, c, dtype) for c in configs]), wg_width=col(wgmma_width),
+                   wgmma=wgmma, wg_width=col(wgmma_width),
                    ctas_per_sm=np.array([uniq[k][0].ctas_per_sm for k in keys], dtype=np.float64),
                    threads=col(lambda c: spec.arch.warp_size * c.num_warps), unaligned_a=ua, unaligned_b=ub,
-                   spills=np.array([uniq[k][1].spills for k in keys], dtype=np.float64))
+                   spills=np.array([uniq[k][1].spills for k in keys], dtype=np.float64),
+                   transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES))
 
     @property
     def grid(self) -> np.ndarray:
@@ -438,14 +453,18 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
         # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
         # buffers; the share: mma_in_load_chain).
         t = (lat_cycles / clock + t_port + p.mma_in_load_chain * t_math) / in_flight + unaligned_s
-        # Each K step's MMAs accumulate into the same registers, one k16 slice after another: a dependent chain
-        # of BLOCK_K / 16 instructions that no stage in flight hides (measured: validation/data/h200/stages/).
-        t = t + b.bk / 16 * k16_chain / clock
+        # Each K step's MMAs accumulate into the same registers, one K slice after another: a dependent chain
+        # of BLOCK_K / 16 instructions (BLOCK_K / 8 for tf32) that no stage in flight hides (measured:
+        # validation/data/h200/stages/).
+        t = t + b.bk * elem / MMA_K_BYTES * k16_chain / clock
         # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
         return t + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
 
-    # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them.
-    t_share = np.maximum(t_math, t_port) + p.k_step_overhead_cycles / clock
+    # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them, and so does copying B's
+    # tile one element per lane where wgmma needs it transposed (the same warps issue those copies and the MMAs;
+    # adding fits the fp32 records better than overlapping: validation/tf32.py).
+    t_bcopy = p.tf32_b_element_cycles * b.bk * b.bn * b.transposed_b / clock
+    t_share = np.maximum(t_math, t_port) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
     # slower) over the DRAM capacity; capped at DRAM_LOAD_CAP, past which the engines' DRAM bandwidth pool limits.
