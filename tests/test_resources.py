@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -268,6 +269,35 @@ def test_oracle_compiles_sm90_and_matches_table(monkeypatch):
     clear_caches()
     gemm_resources(cfg, "sm_90", "bf16", source="oracle")
     assert len(n) == 1   # second call: disk cache
+
+
+@pytest.mark.triton
+def test_compiled_sm90_kernels_take_the_mma_path_and_b_copies_the_model_assumes():
+    """The simulator's MMA path (uses_wgmma) and its fp32 B copy (transposed_b: BK x BN single-element cp.async per
+    K step, LDGSTS.E, where 16-bit operands get 16-byte copies) are what Triton compiles: the TTGIR's MMA version
+    and the SASS of the prologue's num_stages - 1 stages plus one loop step."""
+    import re
+    import subprocess
+
+    pytest.importorskip("triton")
+    import hwspecs
+    from wavesim.kernels.gemm import GemmBatch
+
+    spec = hwspecs.load_gpu("h200")
+    for key, dtype in [("128x128x32_g8_w4_s3", "fp32"), ("64x256x32_g8_w8_s3", "fp32"), ("32x256x32_g8_w4_s3", "fp32"),
+                       ("128x128x32_g8_w4_s3", "bf16")]:
+        cfg = LaunchConfig.from_key(key)
+        k = oracle._compile(cfg, "sm_90", dtype, oracle.DEFAULT_PROBLEM)
+        b = GemmBatch.build(spec, dtype, [4096], [4096], [4096], [cfg])
+        assert ("versionMajor = 3" in k.asm["ttgir"]) == bool(b.wgmma[0]), key
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "k.cubin"
+            path.write_bytes(k.asm["cubin"])
+            sass = subprocess.run([str(oracle._cuobjdump_path()), "-sass", str(path)], capture_output=True, text=True,
+                                  check=True).stdout
+        single = len(re.findall(r"LDGSTS\.E ", sass))
+        per_thread_step = cfg.BLOCK_K * cfg.BLOCK_N // (32 * cfg.num_warps)
+        assert single == (cfg.num_stages * per_thread_step if b.transposed_b[0] else 0), (key, dtype, single)
 
 
 @pytest.mark.triton

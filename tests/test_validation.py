@@ -394,6 +394,39 @@ def test_unaligned_kernel_costs_are_the_source_of_their_priors(capsys):
     assert e.value.code == 2 and "not a multiple of 16" in capsys.readouterr().err
 
 
+def test_tf32_b_copy_cost_is_the_source_of_its_prior_and_predicts_fresh_fp32_shapes(capsys):
+    """fp32 runs tf32 wgmma with B copied transposed one element per lane (wavesim/kernels/gemm.py): the cost fitted on
+    holdout/llm_fp32.jsonl is the prior, and with it the simulator ranks the fp32 configs of the 14 shapes measured
+    afterwards (fresh18, never fitted) far better than without it, near what refitting on them would give."""
+    from dataclasses import replace
+
+    from validation import tf32
+    from validation.derivation import load_records
+    from validation.unaligned import score
+    from wavesim.calibration import load_calibration
+    from wavesim.kernels.gemm import GemmParams, simulate_batch
+
+    d = "validation/data/h200/"
+    r = tf32.derive("h200", [d + "holdout/llm_fp32.jsonl"])
+    prior = GemmParams.priors().tf32_b_element_cycles
+    assert round(r["cost"], 3) == prior
+    assert r["after"]["regret_geomean"] < 1.15 and r["after"]["tau_median"] > 0.55
+    assert all(abs(s["cost"] / prior - 1) < 0.05 for s in r["held_out_layers"].values())
+    fresh = tf32.derive("h200", [d + "fresh18/fp32_fresh18.jsonl"])
+    assert fresh["before"]["shapes"] == 14 and abs(fresh["cost"] / prior - 1) < 0.05
+    assert fresh["before"]["regret_geomean"] < 1.15 and fresh["before"]["tau_median"] > 0.55
+    b, meas, shapes, configs = load_records("h200", [d + "fresh18/fp32_fresh18.jsonl"], "fp32")
+    params = load_calibration("auto", "h200")
+    without = score(simulate_batch(b, replace(params, tf32_b_element_cycles=0.0)).makespan_s, meas, shapes, configs,
+                    np.ones(meas.size, dtype=bool))
+    assert without["tau_median"] < fresh["before"]["tau_median"] - 0.3
+    assert tf32.main(["--gpu", "h200", "--dtype", "fp32", d + "holdout/llm_fp32.jsonl"]) == 0
+    assert "tf32_b_element_cycles" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        tf32.main(["--gpu", "h200", "--dtype", "fp32", d + "gemm/m_sweep.jsonl"])
+    assert e.value.code == 2 and "no fp32 records" in capsys.readouterr().err
+
+
 def test_fresh_layer_measured_after_the_model_was_fixed():
     """validation/data/h200/fresh/: a layer (N = K = 5120) first measured after the de-synchronisation and M = 1
     terms were built, scored with the shipped calibration: the staircase against two passes, the rate its steps

@@ -53,7 +53,8 @@ def _validate(args: argparse.Namespace) -> int:
     result["command"] = " ".join(
         ["wavetune validate --gpu", args.gpu, "--measurements", *args.measurements, "--calibration",
          str(args.calibration), *(["--table", args.table] if args.table else []),
-         *(["--repeat", *args.repeat] if args.repeat else []), "--folds", str(args.folds),
+         *(["--repeat", *args.repeat] if args.repeat else []),
+         *(["--dtype", args.dtype] if args.dtype != "bf16" else []), "--folds", str(args.folds),
          "--m-range", args.m_range, "--report", args.report])
     md = write_report(result, args.report)
     a = result["aggregates"]

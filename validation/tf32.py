@@ -17,31 +17,19 @@ from pathlib import Path
 
 import numpy as np
 
-import hwspecs
-from validation.derivation import derivation_main
-from validation.measurements import load_measurements
+from validation.derivation import derivation_main, load_records
 from validation.unaligned import fit_costs, score
 from wavesim.calibration import load_calibration
-from wavesim.kernels.gemm import GemmBatch, GemmParams, config_occupancy, simulate_batch
+from wavesim.kernels.gemm import GemmParams, simulate_batch
 
 FITTED = ("tf32_b_element_cycles",)
 
 
 def derive(gpu: str, paths: list[str | Path], dtype: str = "fp32", calibration: str = "auto") -> dict:
-    spec = hwspecs.load_gpu(gpu)
-    keep = [m for m in load_measurements(paths, gpu=spec.id) if m.ok and m.config is not None
-            and m.problem.dtype == dtype
-            and config_occupancy(spec, m.config, dtype, m.problem.N, m.problem.K)[0].ctas_per_sm > 0]
-    shapes = [(m.problem.M, m.problem.N, m.problem.K) for m in keep]
-    configs = [m.config for m in keep]
-    if not keep:
-        raise ValueError(f"no {dtype} records for {spec.id} in {[str(p) for p in paths]}: measure some "
-                         f"(validation/scripts/collect_h200_unseen.sh profiles fp32)")
-    b = GemmBatch.build(spec, dtype, *(np.array([s[i] for s in shapes], dtype=np.float64) for i in range(3)), configs)
+    b, meas, shapes, configs = load_records(gpu, paths, dtype, hint="validation/scripts/collect_h200_fp32_fresh18.sh")
     if not b.transposed_b.any():
-        raise ValueError(f"no {dtype} record on {spec.id} copies B transposed (only wgmma configs with operands other "
+        raise ValueError(f"no {dtype} record on {gpu} copies B transposed (only wgmma configs with operands other "
                          f"than bf16/fp16 do): nothing to fit")
-    meas = np.array([m.ms * 1e-3 for m in keep])
     base = load_calibration(calibration, gpu) or GemmParams.priors()
     everything = np.ones(meas.size, dtype=bool)
     fitted = fit_costs(b, meas, base, everything, FITTED)

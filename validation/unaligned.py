@@ -22,12 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-import hwspecs
-from validation.derivation import derivation_main
-from validation.measurements import load_measurements
+from validation.derivation import derivation_main, load_records
 from validation.suite import geomean, kendall_tau, regret
 from wavesim.calibration import load_calibration
-from wavesim.kernels.gemm import GemmBatch, GemmParams, config_occupancy, simulate_batch, unaligned_strides
+from wavesim.kernels.gemm import GemmBatch, GemmParams, simulate_batch, unaligned_strides
 from wavetune.config import fastest
 
 FITTED = ("unaligned_a_element_cycles", "unaligned_b_element_cycles", "spill_word_cycles")
@@ -40,17 +38,10 @@ def _class(N: int, K: int) -> str:
 def load_unaligned(gpu: str, paths: list[str | Path], dtype: str = "bf16"):
     """(batch, measured seconds, shape, class and config of each record) of the unaligned shapes' records whose
     config launches (configs that cannot launch are skipped, as calibration does)."""
-    spec = hwspecs.load_gpu(gpu)
-    keep = [m for m in load_measurements(paths, gpu=spec.id) if m.ok and m.config is not None
-            and m.problem.dtype == dtype and unaligned_strides(m.problem.N, m.problem.K)
-            and config_occupancy(spec, m.config, dtype, m.problem.N, m.problem.K)[0].ctas_per_sm > 0]
-    if not keep:
-        raise ValueError(f"no {dtype} records of shapes with N or K not a multiple of 16 for {spec.id} in "
-                         f"{[str(p) for p in paths]}: measure some (validation/scripts/collect_h200_session14_extra.sh)")
-    shapes = [(m.problem.M, m.problem.N, m.problem.K) for m in keep]
-    b = GemmBatch.build(spec, dtype, *(np.array([s[i] for s in shapes], dtype=np.float64) for i in range(3)),
-                        [m.config for m in keep])
-    return b, np.array([m.ms * 1e-3 for m in keep]), shapes, [_class(s[1], s[2]) for s in shapes], [m.config for m in keep]
+    b, meas, shapes, configs = load_records(
+        gpu, paths, dtype, lambda m: bool(unaligned_strides(m.problem.N, m.problem.K)),
+        " of shapes with N or K not a multiple of 16", "validation/scripts/collect_h200_session14_extra.sh")
+    return b, meas, shapes, [_class(s[1], s[2]) for s in shapes], configs
 
 
 def score(sim: np.ndarray, meas: np.ndarray, shapes: list, configs: list, sel: np.ndarray) -> dict:
