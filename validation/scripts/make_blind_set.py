@@ -1,0 +1,62 @@
+"""Writes a seeded random blind set for the H200: configs drawn from a space wider than any the model was fitted on
+(every power-of-two tile 16..256, BLOCK_K 16..256, 1-16 warps, 1-6 stages, GROUP_M 1..32; kept where the tiles'
+shared memory can fit an SM) and GEMM shapes drawn log-uniformly (M 1..8192, N and K 512..16384 rounded to 64, one
+shape with N not a multiple of 16). Nothing about them was chosen by looking at the model.
+
+    PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 19 --configs 160 --shapes 12 --out validation/data/h200/fresh19
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+import hwspecs
+
+POW2_TILES = (16, 32, 64, 128, 256)
+K_TILES = (16, 32, 64, 128, 256)
+WARPS = (1, 2, 4, 8, 16)
+STAGES = (1, 2, 3, 4, 5, 6)
+GROUPS = (1, 2, 4, 8, 16, 32)
+ELEMENT_BYTES = 2   # bf16
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--configs", type=int, default=160)
+    ap.add_argument("--shapes", type=int, default=12)
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    rng = np.random.default_rng(a.seed)
+    smem = hwspecs.load_gpu(a.gpu).arch.smem_per_cta_optin_bytes
+    configs: dict[tuple, dict] = {}
+    while len(configs) < a.configs:
+        bm, bn, bk = (int(rng.choice(POW2_TILES)), int(rng.choice(POW2_TILES)), int(rng.choice(K_TILES)))
+        c = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=int(rng.choice(GROUPS)), num_warps=int(rng.choice(WARPS)),
+                 num_stages=int(rng.choice(STAGES)))
+        # Triton buffers num_stages - 1 stages of A and B tiles (at least one): skip what cannot fit an SM at all
+        if max(c["num_stages"] - 1, 1) * (bm + bn) * bk * ELEMENT_BYTES > smem:
+            continue
+        configs[tuple(c.values())] = c
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "blind_configs.jsonl").write_text("".join(json.dumps(c) + "\n" for c in configs.values()))
+    shapes = []
+    for i in range(a.shapes):
+        M = max(1, round(math.exp(rng.uniform(0.0, math.log(8192)))))
+        N, K = (64 * max(8, round(math.exp(rng.uniform(math.log(512), math.log(16384))) / 64)) for _ in range(2))
+        if i == a.shapes - 1:
+            N += int(rng.integers(1, 16))   # one shape Triton compiles unaligned
+        shapes.append({"M": M, "N": N, "K": K})
+    (out / "blind_shapes.jsonl").write_text("".join(json.dumps(s) + "\n" for s in shapes))
+    print(f"{len(configs)} configs, shapes: " + ", ".join(f"{s['M']}x{s['N']}x{s['K']}" for s in shapes))
+
+
+if __name__ == "__main__":
+    main()
