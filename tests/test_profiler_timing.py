@@ -84,3 +84,38 @@ def test_each_order_seed_measures_everything_in_its_own_order():
     assert all(sorted(c) == sorted(by_shape[p]) for p, c in a + b)
     assert dict(a)[64] != dict(b)[64]
     assert by_shape[64] == [f"c{i}" for i in range(17)]   # the caller's lists are left as they were
+
+
+def _sleep_or_raise(arg):
+    """A stand-in for one compile: sleeps `arg` seconds, or raises."""
+    import time
+
+    if arg == "raise":
+        raise RuntimeError("compiler crashed")
+    time.sleep(arg)
+    return arg
+
+
+def test_parallel_compiles_time_out_one_by_one_and_stop_at_the_budget():
+    """A compile that hangs (ptxas on a tile that spills thousands of registers can take an hour) is killed after its
+    timeout while the others finish; the budget stops everything, killing what still runs: the profiler's
+    --budget-s holds through its compile phase (a 160-config blind set once ran a device call into its limit)."""
+    import multiprocessing as mp
+    import time
+
+    from validation.profiler import parallel_with_timeouts
+
+    fork = mp.get_context("fork")
+    t0 = time.perf_counter()
+    jobs = {"a": 0.1, "hangs": 60, "c": 0.2, "d": "raise", "e": 0.1}
+    results, timed_out, not_run = parallel_with_timeouts(_sleep_or_raise, jobs, 2, timeout_s=1.0, mp_context=fork)
+    assert timed_out == ["hangs"] and not_run == []
+    assert {k: results[k] for k in "ace"} == {"a": 0.1, "c": 0.2, "e": 0.1}
+    assert isinstance(results["d"], RuntimeError)
+    assert time.perf_counter() - t0 < 30          # not the 60 s the hung call would take
+    t0 = time.perf_counter()
+    results, timed_out, not_run = parallel_with_timeouts(_sleep_or_raise, {"x": 60, "y": 60, "z": 0.1, "w": 0.1}, 3,
+                                                         timeout_s=100.0, deadline=t0 + 1.5, mp_context=fork)
+    # two workers hang on x and y until the budget; the third runs z, then w
+    assert sorted(not_run) == ["x", "y"] and timed_out == [] and results == {"z": 0.1, "w": 0.1}
+    assert time.perf_counter() - t0 < 30

@@ -19,7 +19,7 @@ import random
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -198,40 +198,80 @@ def _compile_one(args):
 _TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
-def precompile(todo: list[tuple[GemmProblem, LaunchConfig]], opts: ProfileOptions) -> dict[tuple, str]:
-    """Compile every (config, specialization class) in parallel processes to fill Triton's disk cache.
-    Returns {(config key, class): reason} for compiles that timed out: those are recorded as timeouts.
-    Other failures are only counted here: the launch in the main process compiles again and records
-    the real error (so a broken worker environment can never turn good configs into failures)."""
+POLL_S = 0.2   # how often parallel_with_timeouts looks at its workers
+
+
+def _kill_pool(ex: ProcessPoolExecutor) -> None:
+    """Stop a pool now, running work included: shutdown() alone waits for a compile that may take an hour (ptxas on a
+    tile that spills thousands of registers). Uses the executor's worker table, a CPython internal since 3.2."""
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        proc.terminate()
+    ex.shutdown(wait=False, cancel_futures=True)
+
+
+def parallel_with_timeouts(fn: Callable, jobs: dict, workers: int, timeout_s: float, deadline: float | None = None,
+                           mp_context=None) -> tuple[dict, list, list]:
+    """fn(args) for every {key: args} in worker processes: (results {key: value or the exception it raised}, keys
+    whose call ran longer than timeout_s, keys not run by `deadline` (time.perf_counter())). A call past its timeout
+    is killed with its pool; the calls that pool had not finished go to a fresh one."""
+    results: dict = {}
+    timed_out: list = []
+    remaining = dict(jobs)
+    while remaining:
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp_context)
+        futs = {key: ex.submit(fn, args) for key, args in remaining.items()}
+        started: dict = {}
+        try:
+            while futs:
+                now = time.perf_counter()
+                if deadline is not None and now > deadline:
+                    return results, timed_out, list(remaining)
+                stuck = False
+                for key, fut in list(futs.items()):
+                    if fut.done():
+                        try:
+                            results[key] = fut.result()
+                        except Exception as e:  # noqa: BLE001 - a worker crashed (compiler segfault): the caller decides
+                            results[key] = e
+                        del futs[key], remaining[key]
+                    elif fut.running() and now - started.setdefault(key, now) > timeout_s:
+                        timed_out.append(key)
+                        del futs[key], remaining[key]
+                        stuck = True
+                if stuck:
+                    break   # its worker is still busy: kill this pool, the rest start again in a fresh one
+                if futs:
+                    time.sleep(POLL_S)
+        finally:
+            _kill_pool(ex)
+    return results, timed_out, []
+
+
+def precompile(todo: list[tuple[GemmProblem, LaunchConfig]], opts: ProfileOptions,
+               deadline: float | None = None) -> dict[tuple, str]:
+    """Compile every (config, specialization class) in parallel processes to fill Triton's disk cache, until
+    `deadline` (time.perf_counter(); the budget). Returns {(config key, class): reason} for compiles that timed out:
+    those are recorded as timeouts. Other failures are only counted here: the launch in the main process compiles
+    again and records the real error (so a broken worker environment can never turn good configs into failures)."""
     jobs = {}
     for p, c in todo:
         jobs.setdefault((c.key, _spec_class(p)), (p.M, p.N, p.K, p.dtype, c.to_dict()))
     if not jobs or opts.device != "cuda":
         return {}
-    workers = opts.compile_workers or min(16, os.cpu_count() or 1)
-    failures: dict[tuple, str] = {}
-    n_failed = 0
-    t0 = time.perf_counter()
     import multiprocessing as mp
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
-        futs = {key: ex.submit(_compile_one, args) for key, args in jobs.items()}
-        for key, fut in futs.items():
-            try:
-                status, info = fut.result(timeout=opts.compile_timeout_s)
-            except FutureTimeout:
-                failures[key] = f"timeout: compile took over {opts.compile_timeout_s:.0f} s"
-                continue
-            except Exception as e:  # a worker crashed (e.g. compiler segfault): the main loop retries
-                status, info = "compile_error", f"worker died ({type(e).__name__})"
-            if status != "ok":
-                n_failed += 1
-                if n_failed <= 3:
-                    opts.log(f"compile of {key[0]} failed in a worker: {info}")
-        ex.shutdown(wait=False, cancel_futures=True)
+    workers = opts.compile_workers or min(16, os.cpu_count() or 1)
+    t0 = time.perf_counter()
+    results, timed_out, not_run = parallel_with_timeouts(_compile_one, jobs, workers, opts.compile_timeout_s,
+                                                         deadline, mp.get_context("spawn"))
+    failed = [(k, r if isinstance(r, Exception) else r[1]) for k, r in results.items()
+              if isinstance(r, Exception) or r[0] != "ok"]
+    for key, info in failed[:3]:
+        opts.log(f"compile of {key[0]} failed in a worker: {info}")
     opts.log(f"compiled {len(jobs)} binaries in {time.perf_counter() - t0:.1f} s with {workers} processes, "
-             f"{n_failed} failed, {len(failures)} timed out")
-    return failures
+             f"{len(failed)} failed, {len(timed_out)} timed out"
+             + (f", {len(not_run)} not compiled when the budget ran out" if not_run else ""))
+    return {key: f"timeout: compile took over {opts.compile_timeout_s:.0f} s" for key in timed_out}
 
 
 # --------------------------------------------------------------------------------------------- timing
@@ -325,7 +365,7 @@ def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str
         return counts
 
     env = environment(opts.device)
-    failures = precompile(todo, opts)
+    failures = precompile(todo, opts, None if opts.budget_s is None else t_start + opts.budget_s)
     bench = _Bench(opts.device)
     clock = _Clock(opts.device)
     tdtype = getattr(torch, _TORCH_DTYPE[opts.dtype])
@@ -337,10 +377,15 @@ def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str
     for p in cublas_todo:
         by_shape.setdefault(p, [])
 
+    def over_budget() -> bool:
+        if opts.budget_s is None or time.perf_counter() - t_start <= opts.budget_s:
+            return False
+        opts.log(f"budget of {opts.budget_s:.0f} s reached: stopping; run again to resume")
+        return True
+
     with out.open("a") as f:
         for p, cfgs in measurement_order(by_shape, opts.seed):
-            if opts.budget_s is not None and time.perf_counter() - t_start > opts.budget_s:
-                opts.log(f"budget of {opts.budget_s:.0f} s reached: stopping; run again to resume")
+            if over_budget():
                 break
             a = torch.randn((p.M, p.K), device=opts.device, dtype=torch.float32, generator=gen).to(tdtype)
             b = torch.randn((p.K, p.N), device=opts.device, dtype=torch.float32, generator=gen).to(tdtype)
@@ -380,6 +425,8 @@ def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str
             if p in cublas_todo:
                 measure(lambda: torch.matmul(a, b, out=c_buf), None, "cublas", {})
             for cfg in cfgs:
+                if over_budget():
+                    break
                 fail = failures.get((cfg.key, _spec_class(p)))
                 if fail:
                     status, _, reason = fail.partition(": ")

@@ -1,6 +1,7 @@
 """Writes a seeded random blind set for the H200: configs drawn from a space wider than any the model was fitted on
 (every power-of-two tile 16..256, BLOCK_K 16..256, 1-16 warps, 1-6 stages, GROUP_M 1..32; kept where the tiles'
-shared memory can fit an SM) and GEMM shapes drawn log-uniformly (M 1..8192, N and K 512..16384 rounded to 64, one
+shared memory can fit an SM and the fp32 accumulator fits in 128 registers per thread, as in every autotuning list we
+know: beyond that ptxas spills thousands of registers and can compile one config for an hour) and GEMM shapes drawn log-uniformly (M 1..8192, N and K 512..16384 rounded to 64, one
 shape with N not a multiple of 16). Nothing about them was chosen by looking at the model.
 
     PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 19 --configs 160 --shapes 12 --out validation/data/h200/fresh19
@@ -23,6 +24,7 @@ WARPS = (1, 2, 4, 8, 16)
 STAGES = (1, 2, 3, 4, 5, 6)
 GROUPS = (1, 2, 4, 8, 16, 32)
 ELEMENT_BYTES = 2   # bf16
+MAX_ACCUMULATOR_REGS = 128  # fp32 accumulator elements per thread (BM x BN / threads)
 
 
 def main() -> None:
@@ -42,6 +44,8 @@ def main() -> None:
                  num_stages=int(rng.choice(STAGES)))
         # Triton buffers num_stages - 1 stages of A and B tiles (at least one): skip what cannot fit an SM at all
         if max(c["num_stages"] - 1, 1) * (bm + bn) * bk * ELEMENT_BYTES > smem:
+            continue
+        if bm * bn > MAX_ACCUMULATOR_REGS * 32 * c["num_warps"]:
             continue
         configs[tuple(c.values())] = c
     out = Path(a.out)
