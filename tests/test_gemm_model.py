@@ -230,3 +230,29 @@ def test_concurrent_readers_of_a_wave_hand_worked(monkeypatch):
     monkeypatch.setattr(gemm, "concurrent_readers", lambda b: np.ones_like(b.M))
     f_alone = gemm.workload_arrays(big, GemmParams.priors())["solo_frac"][0]
     assert f < 0.9 * f_alone
+
+
+def test_a_cta_of_fewer_warps_than_sub_partitions_computes_at_their_share():
+    """A warp issues MMAs to its own sub-partition's tensor core (4 per sm_90 SM): a lone 1-warp CTA cannot go
+    faster than 4x its tile's math at the SM's rate, so it is much slower than the same tile on 4 warps (the blind
+    set, validation/data/h200/fresh19: 1-warp tiles at M <= 22 were predicted up to 1.4x too fast without this)."""
+    from dataclasses import replace
+
+    from wavesim.calibration import load_calibration
+
+    spec = H200
+    p = load_calibration("auto", "h200")
+    cfgs = [LaunchConfig.from_key(f"32x64x256_g8_w{w}_s3") for w in (1, 2, 4)]
+    b = GemmBatch.build(spec, "bf16", [32] * 3, [64] * 3, [65536] * 3, cfgs)
+    t = simulate_batch(b, p).makespan_s
+    t_math = 2.0 * 32 * 64 * 256 / (spec.tensor_flops_per_clock_per_sm["bf16"] * spec.boost_clock_hz
+                                       * p.mma_v2_efficiency)
+    assert t[0] >= 4 * t_math * b.k_steps[0] and t[0] > 1.4 * t[2] and t[1] >= t[2]
+    # num_stages = 1 loads synchronously: all of the MMA waits in the chain, so it is slower than 2 stages unless
+    # the calibration already puts all of it there
+    b = GemmBatch.build(spec, "bf16", [32, 32], [64, 64], [65536] * 2,
+                        [LaunchConfig.from_key(k) for k in ("64x64x64_g8_w4_s1", "64x64x64_g8_w4_s2")])
+    t = simulate_batch(b, p).makespan_s
+    assert p.mma_in_load_chain < 1 and t[0] > t[1]
+    t = simulate_batch(b, replace(p, mma_in_load_chain=1.0)).makespan_s
+    assert t[0] == pytest.approx(t[1])

@@ -14,10 +14,12 @@ Per CTA the model gives the engines (wavesim.engine):
             + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
                                                                one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
   t_lat   = (avg load latency + t_port + chi * t_math) / (num_stages - 1) + BLOCK_K / 16 * k16 chain
-            (BLOCK_K / 8 for tf32: MMA_K_BYTES)
+            (BLOCK_K / 8 for tf32: MMA_K_BYTES), and at least t_math x sub-partitions / warps for a CTA of
+            fewer warps than the SM has sub-partitions (a warp uses its own sub-partition's tensor core)
             a CTA alone needs at least this per step: num_stages - 1 smem stages are in flight, and a stage
             is refilled only after its MMA is done (chi, mma_in_load_chain: the share of that MMA the chain
-            waits for; the next loads go out while the current MMA runs); and a step's MMAs accumulate one
+            waits for; the next loads go out while the current MMA runs; all of it at num_stages = 1, whose
+            loads are synchronous); and a step's MMAs accumulate one
             k16 slice after another, a dependent chain that no stage hides (wgmma_k16_chain_cycles,
             mma_v2_k16_chain_cycles).
             The load latency is DRAM's for the share of reads that wait on DRAM: the launch's miss share
@@ -447,16 +449,24 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
                     + p.unaligned_b_element_cycles * b.bk * b.bn * b.unaligned_b) / lanes
                    + p.spill_word_cycles * b.spills) / clock
 
+    # num_stages = 1 compiles to synchronous loads (LDG + STS, no cp.async: sm_90 SASS), so a step's MMA and the next
+    # step's loads do not overlap: all of the MMA is in the chain, not the mma_in_load_chain share.
+    chi = np.where(b.stages == 1, 1.0, p.mma_in_load_chain)
+    subs = spec.arch.subpartitions_per_sm
+
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
         # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
         # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
         # buffers; the share: mma_in_load_chain).
-        t = (lat_cycles / clock + t_port + p.mma_in_load_chain * t_math) / in_flight + unaligned_s
+        t = (lat_cycles / clock + t_port + chi * t_math) / in_flight + unaligned_s
         # Each K step's MMAs accumulate into the same registers, one K slice after another: a dependent chain
         # of BLOCK_K / 16 instructions (BLOCK_K / 8 for tf32) that no stage in flight hides (measured:
         # validation/data/h200/stages/).
         t = t + b.bk * elem / MMA_K_BYTES * k16_chain / clock
+        # A warp issues its MMAs to the tensor core of its own SM sub-partition: a CTA of fewer warps than
+        # sub-partitions computes at that share of the SM's rate however idle the rest is.
+        t = np.maximum(t, t_math * subs / np.minimum(b.threads / spec.arch.warp_size, subs))
         # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
         return t + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
 
