@@ -193,7 +193,7 @@ def _arch_order(arch: str) -> int:
     return int(arch.split("_")[1]) if arch.startswith("sm_") else 0
 
 
-def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig, dtype: str = "bf16") -> bool:
+def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig) -> bool:
     """Whether the mainloop runs at the warpgroup-MMA rate: Triton lowers tl.dot to Hopper's wgmma when a
     warpgroup (4 warps) can own >= 64 rows, for every operand dtype (the compiled sm_90 TTGIR of all 186 configs
     of the tuning space, bf16 and fp32: MMA version 3 exactly where this rule says). fp32 operands then run tf32
@@ -288,7 +288,7 @@ class GemmBatch:
                 kernel = f" (its kernel for {odd} not a multiple of {TRITON_DIVISIBILITY})" if odd else ""
                 raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
-        wgmma = np.array([uses_wgmma(spec, c, dtype) for c in configs], dtype=bool)
+        wgmma = np.array([uses_wgmma(spec, c) for c in configs], dtype=bool)
         return cls(spec, dtype, M, N, K,
                    bm=col(lambda c: c.BLOCK_M), bn=col(lambda c: c.BLOCK_N), bk=col(lambda c: c.BLOCK_K),
                    group_m=col(lambda c: c.GROUP_M), stages=col(lambda c: c.num_stages),
@@ -472,7 +472,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
 
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them, and so does copying B's
     # tile one element per lane where wgmma needs it transposed (the same warps issue those copies and the MMAs;
-    # adding fits the fp32 records better than overlapping: validation/tf32.py).
+    # adding fits the fp32 records better than overlapping: NOTES.md, session 17).
     t_bcopy = p.tf32_b_element_cycles * b.bk * b.bn * b.transposed_b / clock
     t_share = np.maximum(t_math, t_port) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
