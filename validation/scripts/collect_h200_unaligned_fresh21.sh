@@ -4,10 +4,5 @@
 # rule set beforehand decided whether that ships; it did not: NOTES session 17), never fitted: vocabulary heads (N = 50257 x K =
 # 1600 and 1024, N = 30522 x K = 768, N = 32005 x K = 4096 at M = 64), N = 3000 x K = 4096, K = 1000, and both (N =
 # 12001 x K = 2500, N = K = 1000); every config, shuffled order, one pass with cuBLAS.
-DEFAULT_BUDGET=500 . "$(dirname "$0")/common.sh"
-D=validation/data/h200/fresh21
-SHAPES=256x50257x1600,2048x50257x1024,4096x30522x768,1000x3000x4096,3000x5120x1000,777x12001x2500,2048x1000x1000,64x32005x4096
-python3 -m validation.cli profile --gpu h200 --shapes $SHAPES --configs broad+wave-study+grouping --target-ms 10 \
-    --max-reps 30 --order-seed 21 --out $D/unaligned_fresh21.jsonl --budget-s $(( $(left) - 20 ))
-cp $D/unaligned_fresh21.jsonl "$OUT/"
-ls -la "$OUT"
+exec bash "$(dirname "$0")/collect_h200_shapes.sh" validation/data/h200/fresh21/unaligned_fresh21.jsonl 21 \
+    256x50257x1600,2048x50257x1024,4096x30522x768,1000x3000x4096,3000x5120x1000,777x12001x2500,2048x1000x1000,64x32005x4096
