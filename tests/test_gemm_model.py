@@ -166,8 +166,8 @@ def test_config_that_does_not_fit_raises_with_reason():
 def test_unaligned_shapes_get_their_own_kernel():
     """N or K not a multiple of 16 gets the kernel Triton compiles for it (committed resource tables): single-
     buffered, so a config whose pipelined shared memory does not fit launches, and more CTAs fit where registers
-    allow; each unaligned operand makes a K step slower (no stage in flight, two-byte loads). AMD keeps the one
-    kernel (its unaligned kernel is not measured)."""
+    allow; each unaligned operand makes a K step slower (no stage in flight, two-byte loads), or no faster where B's
+    SM-shared stores already hide A's latency. AMD keeps the one kernel (its unaligned kernel is not measured)."""
     cfg = LaunchConfig(128, 128, 64, 8, 4, 4)
     aligned_occ, aligned_res = config_occupancy(H200, cfg, "bf16", 5008, 4096)
     occ, res = config_occupancy(H200, cfg, "bf16", 5000, 4096)
@@ -180,7 +180,7 @@ def test_unaligned_shapes_get_their_own_kernel():
     for c in (LaunchConfig(128, 64, 32, 8, 4, 3), LaunchConfig(64, 128, 64, 8, 4, 3)):
         t = {nk: simulate_config(H200, c, 1000, *nk)[0][0] for nk in ((5008, 3008), (5008, 3000), (5000, 3008),
                                                                       (5000, 3000))}
-        assert t[5000, 3000] > max(t[5008, 3000], t[5000, 3008]) > min(t[5008, 3000], t[5000, 3008]) > t[5008, 3008]
+        assert t[5000, 3000] >= max(t[5008, 3000], t[5000, 3008]) > min(t[5008, 3000], t[5000, 3008]) > t[5008, 3008]
     mi300x = hwspecs.load_gpu("mi300x")
     assert config_occupancy(mi300x, cfg, "bf16", 5000, 3000) == config_occupancy(mi300x, cfg, "bf16")
 

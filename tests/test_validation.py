@@ -171,7 +171,10 @@ def test_fresh_layers_and_the_shapes_triton_compiles_unaligned():
     aligned = [x for x in r["shapes"] if (x["N"], x["K"]) != (5000, 3000)]
     assert max(x["best_cublas_ratio"] for x in aligned) < 1.4             # 1.33
     assert min(x["best_cublas_ratio"] for x in ragged) > 3.5              # 3.6-7.5
-    assert _agg(r, "all", "calibrated")["regret_geomean"] > 1.1           # 1.17: the kernel it does not model
+    # that kernel is modelled (validation/unaligned.py, never fitted on N and K both unaligned): 1.17 before
+    # session 16, 1.35 with its first costs, 1.09 since session 17's SM-shared B cost
+    ragged_regret = np.exp(np.mean([np.log(x["calibrated"]["regret"]) for x in ragged]))
+    assert ragged_regret < 1.2
 
 
 def test_one_unaligned_operand_is_enough_and_8_divisible_is_not():
@@ -380,13 +383,16 @@ def test_unaligned_kernel_costs_are_the_source_of_their_priors(capsys):
     from wavesim.kernels.gemm import GemmParams
 
     d = "validation/data/h200/"
-    files = [d + "fresh14/unaligned_study.jsonl", d + "fresh14/llm_fresh14.jsonl", d + "fresh16/unaligned_fresh16.jsonl"]
+    files = [d + "fresh14/unaligned_study.jsonl", d + "fresh14/llm_fresh14.jsonl", d + "fresh16/unaligned_fresh16.jsonl",
+             d + "fresh17/unaligned_fresh17.jsonl", d + "fresh21/unaligned_fresh21.jsonl"]
     r = unaligned.derive("h200", files)
-    assert {k: round(v, 1) for k, v in r["costs"].items()} == {k: getattr(GemmParams.priors(), k) for k in r["costs"]}
+    assert all(v == pytest.approx(getattr(GemmParams.priors(), k), rel=0.01) for k, v in r["costs"].items())
     both = r["by_class"]["A+B"]
-    assert both["shapes"] == 10 and both["regret_geomean"] < 1.4 and both["tau_median"] > 0.4
-    assert set(r["held_out_shapes"]) == {"5000x4096", "4104x4096", "8192x3000", "768x50257", "32001x4096"}
-    assert all(s["regret_geomean"] < 1.45 and s["tau_median"] > 0.45 for s in r["held_out_shapes"].values())
+    assert both["shapes"] == 14 and both["regret_geomean"] < 1.15 and both["tau_median"] > 0.55
+    held = r["held_out_shapes"]
+    assert len(held) == 15 and {"32001x4096", "50257x768", "32005x4096", "8192x3000"} <= set(held)
+    assert np.exp(np.mean([np.log(s["regret_geomean"]) for s in held.values()])) < 1.2
+    assert all(s["regret_geomean"] < 1.8 and s["tau_median"] > 0.5 for s in held.values())
     assert unaligned.main(["--gpu", "h200", *files]) == 0
     assert "never fitted" in capsys.readouterr().out
     with pytest.raises(SystemExit) as e:

@@ -3,16 +3,18 @@ measurements (the source of the GEMM model's unaligned_a_element_cycles, unalign
 spill_word_cycles priors, wavesim/data/gemm_priors.toml).
 
 Triton specializes K (A's row stride) and N (B's and C's) on divisibility by 16; where one is not, that operand
-is loaded two bytes at a time into registers and stored to shared memory (LDG.E.U16 + STS.U16, no cp.async), so no
-stage is loaded ahead of the MMA, and the kernel often needs 255 registers and spills (wavesim/kernels/gemm.py).
-The model gives each K step of such a kernel no stage in flight plus a cost per element of the unaligned operand's
-tile per lane of the warp schedulers in use (one for A, one for B) and per spilled word. This fits the three costs
-(least squares of the log time ratio, robust) on the shapes where exactly one operand is unaligned, with the rest of
-the model as calibrated, and scores the shapes where both are unaligned, which the fit never sees. Each
-one-operand layer left out in turn, it also reports how well the others predict it.
+is loaded two bytes at a time into registers and stored to shared memory (LDG.E.U16 + STS.U16, no cp.async; B's
+stores transposed into a K-major layout), so no stage is loaded ahead of the MMA, and the kernel often needs 255
+registers and spills (wavesim/kernels/gemm.py). The model gives each K step of such a kernel no stage in flight,
+a latency per element of A's tile per lane of the warp schedulers in use and per spilled word, and SM-shared work
+per element of B's tile. This fits the three costs (least squares of the log time ratio, robust) on the shapes
+where exactly one operand is unaligned, with the rest of the model as calibrated, and scores the shapes where both
+are unaligned, which the fit never sees. Each one-operand layer left out in turn, it also reports how well the
+others predict it.
 
-    python3 -m validation.unaligned --gpu h200 validation/data/h200/fresh14/unaligned_study.jsonl \\
-        validation/data/h200/fresh14/llm_fresh14.jsonl validation/data/h200/fresh16/unaligned_fresh16.jsonl
+    python3 -m validation.unaligned --gpu h200 validation/data/h200/fresh14/unaligned_study.jsonl \
+        validation/data/h200/fresh14/llm_fresh14.jsonl validation/data/h200/fresh16/unaligned_fresh16.jsonl \
+        validation/data/h200/fresh17/unaligned_fresh17.jsonl validation/data/h200/fresh21/unaligned_fresh21.jsonl
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def _line(name: str, s: dict) -> str:
 
 def _show(r: dict) -> None:
     print(f"{r['records']} records, costs fitted on {r['fitted_on']}: "
-          + ", ".join(f"{k} = {v:.1f}" for k, v in r["costs"].items()))
+          + ", ".join(f"{k} = {v:.3g}" for k, v in r["costs"].items()))
     print("with these costs, by unaligned operand (A+B: never fitted):")
     for c, s in r["by_class"].items():
         print(_line(c, s))

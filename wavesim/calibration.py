@@ -73,7 +73,7 @@ BOUNDS = {
     "desync_rate_two_ctas": (0.01, 5.0),
     "load_slowdown": (0.0, 2.0),
     "unaligned_a_element_cycles": (0.0, 2000.0),
-    "unaligned_b_element_cycles": (0.0, 2000.0),
+    "unaligned_b_element_cycles": (0.0, 20.0),
     "spill_word_cycles": (0.0, 2000.0),
     "tf32_b_element_cycles": (0.0, 20.0),
 }

@@ -51,9 +51,9 @@ Per CTA the model gives the engines (wavesim.engine):
             chip's SM math is in use runs its SM-side work 1 + kappa u slower (tails on a light chip run faster)
   unaligned: where N or K is not a multiple of 16 Triton compiles another kernel (TRITON_DIVISIBILITY below): its
             own resources (occupancy, spills), no stage in flight (t_lat's divisor 1), and per K step
-            unaligned_{a,b}_element_cycles per element of the unaligned operand's tile per lane of the warp
-            schedulers the CTA's warps occupy plus
-            spill_word_cycles per spilled word added to t_lat (validation/unaligned.py)
+            unaligned_a_element_cycles per element of A's tile per lane of the warp schedulers the CTA's warps
+            occupy plus spill_word_cycles per spilled word added to t_lat, and unaligned_b_element_cycles SM
+            cycles per element of B's tile (stored transposed) added to t_share (validation/unaligned.py)
   sm_queueing: on. A K step is a latency wait and then SM work, so co-resident CTAs collide at the SM
             before it is full (wavesim/engine/queueing.py): the first wave's cost rises smoothly with the
             CTAs per SM, as measured, instead of flat then linear
@@ -438,15 +438,16 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     k16_chain = np.where(b.wgmma, p.wgmma_k16_chain_cycles, p.mma_v2_k16_chain_cycles)
     single_row_Bps = p.single_row_l2_fraction * l2_Bps * spec.sm_count
     # The kernel of a shape with N or K not a multiple of 16 loads that operand two bytes at a time, synchronously:
-    # no stage is in flight ahead of the MMA, and each K step waits on those loads and on the spilled registers. A
-    # CTA's warps spread over the SM's sub-partitions, one warp scheduler each, and warps that share one share its
-    # issue slots: the loads cost per element of the tile per lane of the sub-partitions in use (an 8-warp CTA is
-    # no faster per element than a 4-warp one, measured: validation/unaligned.py).
+    # no stage is in flight ahead of the MMA, and each K step waits on those loads and on the spilled registers. A's
+    # elements are stored to shared memory as they come: a latency per element of its tile per lane of the SM
+    # sub-partitions the CTA's warps use (an 8-warp CTA is no faster per element than a 4-warp one). B's are stored
+    # transposed (STS.U16 into a K-major layout: sm_90 SASS), which costs the SM's shared-memory stores, work its
+    # co-resident CTAs queue for: SM cycles per element of B's tile in t_share below (validation/unaligned.py; counted
+    # in the CTA's own chain as well it fits the held-out layers worse: NOTES session 17).
     unaligned = b.unaligned_a | b.unaligned_b
     in_flight = np.where(unaligned, 1.0, np.maximum(b.stages - 1, 1))
     lanes = np.minimum(b.threads, spec.arch.subpartitions_per_sm * spec.arch.warp_size)
-    unaligned_s = ((p.unaligned_a_element_cycles * b.bm * b.bk * b.unaligned_a
-                    + p.unaligned_b_element_cycles * b.bk * b.bn * b.unaligned_b) / lanes
+    unaligned_s = (p.unaligned_a_element_cycles * b.bm * b.bk * b.unaligned_a / lanes
                    + p.spill_word_cycles * b.spills) / clock
 
     # num_stages = 1 compiles to synchronous loads (LDG + STS, no cp.async: sm_90 SASS), so a step's MMA and the next
@@ -471,9 +472,10 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
         return t + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
 
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them, and so does copying B's
-    # tile one element per lane where wgmma needs it transposed (the same warps issue those copies and the MMAs;
-    # adding fits the fp32 records better than overlapping: NOTES.md, session 17).
-    t_bcopy = p.tf32_b_element_cycles * b.bk * b.bn * b.transposed_b / clock
+    # tile one element per lane where wgmma needs it transposed or N is unaligned (the same warps issue those copies
+    # and the MMAs; adding fits the fp32 records better than overlapping: NOTES.md, session 17).
+    t_bcopy = (p.tf32_b_element_cycles * b.transposed_b + p.unaligned_b_element_cycles * b.unaligned_b) \
+        * b.bk * b.bn / clock
     t_share = np.maximum(t_math, t_port) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
