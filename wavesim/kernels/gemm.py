@@ -151,7 +151,7 @@ class GemmParams:
 # unaligned (K = 3000, N = 8192) 1.8-2.3x, with B and C alone (N = 5000 or 4104: 8-divisible is not enough) 2.9-7.2x
 # (fresh14/unaligned_study.jsonl). The model prices that kernel with its own resources (GemmBatch.build) and costs
 # (workload_arrays: unaligned_*_element_cycles, spill_word_cycles), more coarsely than the 16-divisible one (its picks:
-# regret 1.31-1.35 on never-fitted layers with N and K unaligned, ~1.03 on 16-divisible ones); `alignment_note` says so, with the
+# regret 1.21 on never-fitted unaligned layers (fresh22), ~1.03 on 16-divisible ones); `alignment_note` says so, with the
 # padding that avoids it.
 TRITON_DIVISIBILITY = 16
 
@@ -174,7 +174,7 @@ def alignment_note(N: int, K: int) -> str | None:
     return (f"{what} {verb} of {TRITON_DIVISIBILITY}: Triton compiles this shape with 2-byte loads and no async "
             f"pipeline (the H200 ran such shapes at 1.8-7.5x cuBLAS's time, aligned ones at 1.0-1.3x); the "
             f"simulator models that kernel, more coarsely than the {TRITON_DIVISIBILITY}-divisible one (H200: pick "
-            f"regret 1.3 on never-fitted unaligned layers, 1.03 on aligned ones). Pad to {pad} to get the faster "
+            f"regret 1.2 on never-fitted unaligned layers, 1.03 on aligned ones). Pad to {pad} to get the faster "
             f"kernel")
 
 
