@@ -443,7 +443,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # sub-partitions the CTA's warps use (an 8-warp CTA is no faster per element than a 4-warp one). B's are stored
     # transposed (STS.U16 into a K-major layout: sm_90 SASS), which costs the SM's shared-memory stores, work its
     # co-resident CTAs queue for: SM cycles per element of B's tile in t_share below (validation/unaligned.py; counted
-    # in the CTA's own chain as well it fits the held-out layers worse: NOTES session 17).
+    # in the CTA's own chain as well, it fits the held-out layers worse: NOTES session 17).
     unaligned = b.unaligned_a | b.unaligned_b
     in_flight = np.where(unaligned, 1.0, np.maximum(b.stages - 1, 1))
     lanes = np.minimum(b.threads, spec.arch.subpartitions_per_sm * spec.arch.warp_size)
