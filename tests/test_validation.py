@@ -664,3 +664,28 @@ def test_small_m_tiles_match_the_small_m_study():
         sim = (simulate_config(spec, narrow, [M], 3072, 3072, "bf16", params)[0][0]
                / simulate_config(spec, wide, [M], 3072, 3072, "bf16", params)[0][0])
         assert sim > 1.0 and abs(np.log(sim / meas)) < 0.04, (M, sim, meas)   # 1.07, 1.11, 1.13
+
+
+def test_blind_sets_are_drawn_reproducibly_within_the_limits_they_state(tmp_path):
+    """validation/scripts/make_blind_set.py: the same seed gives the committed blind set (fresh19, fresh20), and every
+    config fits an SM's shared memory with its fp32 accumulator in 128 registers per thread; one shape per set has N
+    not a multiple of 16."""
+    import subprocess
+    import sys
+
+    import hwspecs
+
+    root = Path(__file__).resolve().parent.parent
+    smem = hwspecs.load_gpu("h200").arch.smem_per_cta_optin_bytes
+    for seed, name in ((19, "fresh19"), (20, "fresh20")):
+        out = tmp_path / name
+        subprocess.run([sys.executable, str(root / "validation/scripts/make_blind_set.py"), "--seed", str(seed),
+                        "--out", str(out)], check=True, capture_output=True, env={"PYTHONPATH": str(root)})
+        for f in ("blind_configs.jsonl", "blind_shapes.jsonl"):
+            assert (out / f).read_text() == (root / "validation/data/h200" / name / f).read_text()
+        configs = [json.loads(x) for x in (out / "blind_configs.jsonl").read_text().splitlines()]
+        shapes = [json.loads(x) for x in (out / "blind_shapes.jsonl").read_text().splitlines()]
+        assert len(configs) == 160 and len(shapes) == 12
+        assert all(max(c["num_stages"] - 1, 1) * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * 2 <= smem
+                   and c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 32 * c["num_warps"] for c in configs)
+        assert sum(s["N"] % 16 > 0 or s["K"] % 16 > 0 for s in shapes) == 1
