@@ -407,8 +407,7 @@ def test_tf32_b_copy_cost_is_the_source_of_its_prior_and_predicts_fresh_fp32_sha
     from dataclasses import replace
 
     from validation import tf32
-    from validation.derivation import load_records
-    from validation.unaligned import score
+    from validation.derivation import load_records, score
     from wavesim.calibration import load_calibration
     from wavesim.kernels.gemm import GemmParams, simulate_batch
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from validation.derivation import derivation_main, load_records
-from validation.unaligned import fit_costs, score
+from validation.derivation import derivation_main, fit_costs, load_records, score
 from wavesim.calibration import load_calibration
 from wavesim.kernels.gemm import GemmParams, simulate_batch
 

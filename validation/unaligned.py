@@ -19,16 +19,13 @@ others predict it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from validation.derivation import derivation_main, load_records
-from validation.suite import geomean, kendall_tau, regret
+from validation.derivation import derivation_main, fit_costs, load_records, score
 from wavesim.calibration import load_calibration
-from wavesim.kernels.gemm import GemmBatch, GemmParams, simulate_batch, unaligned_strides
-from wavetune.config import fastest
+from wavesim.kernels.gemm import GemmParams, simulate_batch, unaligned_strides
 
 FITTED = ("unaligned_a_element_cycles", "unaligned_b_element_cycles", "spill_word_cycles")
 
@@ -46,40 +43,6 @@ def load_unaligned(gpu: str, paths: list[str | Path], dtype: str = "bf16"):
     return b, meas, shapes, [_class(s[1], s[2]) for s in shapes], configs
 
 
-def score(sim: np.ndarray, meas: np.ndarray, shapes: list, configs: list, sel: np.ndarray) -> dict:
-    """Regret of the simulator's pick (geomean, worst), median Kendall tau and median |log error| over the
-    shapes of the selected records."""
-    regrets, taus, errs = [], [], []
-    for s in sorted({shapes[i] for i in np.flatnonzero(sel)}):
-        idx = [i for i in np.flatnonzero(sel) if shapes[i] == s]
-        t, m = sim[idx], meas[idx]
-        regrets.append(regret(m, fastest(t, [configs[i] for i in idx])))
-        taus.append(kendall_tau(t, m))
-        errs.append(float(np.median(np.abs(np.log(t / m)))))
-    return {"shapes": len(regrets), "regret_geomean": geomean(regrets), "regret_worst": max(regrets),
-            "tau_median": float(np.median(taus)), "log_err_median": float(np.median(errs))}
-
-
-def fit_costs(b: GemmBatch, meas: np.ndarray, params: GemmParams, sel: np.ndarray,
-              names: tuple[str, ...] = FITTED) -> GemmParams:
-    """`names` fitted on the selected records with the rest of `params` fixed: least squares of the log time ratio,
-    soft L1 (the few configs that spill thousands of words, 70-140x slower, must not drive the fit)."""
-    from scipy.optimize import least_squares
-
-    from wavesim.calibration import BOUNDS
-
-    lo, hi = np.array([BOUNDS[f][0] for f in names]), np.array([BOUNDS[f][1] for f in names])
-    # from inside the bounds: at a bound (a prior of 0: not priced yet) the first step may not move
-    x0 = np.clip([getattr(params, f) for f in names], lo + 1e-3 * (hi - lo), hi)
-
-    def resid(x):
-        p = replace(params, **dict(zip(names, x)))
-        return np.log(simulate_batch(b, p).makespan_s[sel] / meas[sel])
-
-    r = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1)
-    return replace(params, **dict(zip(names, r.x.tolist())))
-
-
 def derive(gpu: str, paths: list[str | Path], dtype: str = "bf16", calibration: str = "auto") -> dict:
     b, meas, shapes, classes, configs = load_unaligned(gpu, paths, dtype)
     base = load_calibration(calibration, gpu) or GemmParams.priors()
@@ -87,7 +50,7 @@ def derive(gpu: str, paths: list[str | Path], dtype: str = "bf16", calibration: 
     single = cls != "A+B"
     if not (np.any(cls == "A") and np.any(cls == "B")):
         raise ValueError("the fit needs shapes with A alone unaligned (K % 16 != 0) and with B alone (N % 16 != 0)")
-    fitted = fit_costs(b, meas, base, single)
+    fitted = fit_costs(b, meas, base, single, FITTED)
     sim = simulate_batch(b, fitted).makespan_s
     out = {"gpu": gpu, "records": int(meas.size), "fitted_on": "shapes with one unaligned operand",
            "costs": {f: getattr(fitted, f) for f in FITTED},
@@ -98,7 +61,7 @@ def derive(gpu: str, paths: list[str | Path], dtype: str = "bf16", calibration: 
         rest = single & np.array([x[1:] != s for x in shapes])
         if len(set(cls[rest])) < 2:
             continue
-        p = fit_costs(b, meas, base, rest)
+        p = fit_costs(b, meas, base, rest, FITTED)
         held[f"{s[0]}x{s[1]}"] = score(simulate_batch(b, p).makespan_s, meas, shapes, configs,
                                        np.array([x[1:] == s for x in shapes]))
     out["held_out_shapes"] = held

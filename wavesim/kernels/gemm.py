@@ -453,7 +453,10 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # num_stages = 1 compiles to synchronous loads (LDG + STS, no cp.async: sm_90 SASS), so a step's MMA and the next
     # step's loads do not overlap: all of the MMA is in the chain, not the mma_in_load_chain share.
     chi = np.where(b.stages == 1, 1.0, p.mma_in_load_chain)
+    # A warp issues its MMAs to the tensor core of its own SM sub-partition: a CTA of fewer warps than
+    # sub-partitions computes at that share of the SM's rate however idle the rest is.
     subs = spec.arch.subpartitions_per_sm
+    t_math_own = t_math * subs / np.minimum(b.threads / spec.arch.warp_size, subs)
 
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
@@ -465,9 +468,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
         # of BLOCK_K / 16 instructions (BLOCK_K / 8 for tf32) that no stage in flight hides (measured:
         # validation/data/h200/stages/).
         t = t + b.bk * elem / MMA_K_BYTES * k16_chain / clock
-        # A warp issues its MMAs to the tensor core of its own SM sub-partition: a CTA of fewer warps than
-        # sub-partitions computes at that share of the SM's rate however idle the rest is.
-        t = np.maximum(t, t_math * subs / np.minimum(b.threads / spec.arch.warp_size, subs))
+        t = np.maximum(t, t_math_own)
         # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
         return t + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
 
