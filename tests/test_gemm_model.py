@@ -8,7 +8,7 @@ import hwspecs
 from tuner.space import WAVE_STUDY
 from wavesim.engine import run
 from wavesim.kernels.gemm import (ConfigDoesNotFit, GemmBatch, GemmModel, GemmParams, config_occupancy,
-                                  l2_requests_per_k_step, simulate_batch, simulate_config)
+                                  l2_requests_per_k_step, simulate_batch, simulate_config, wrapped_row_share)
 from wavetune.config import GemmProblem, LaunchConfig
 
 H200 = hwspecs.load_gpu("h200")
@@ -118,20 +118,32 @@ def test_small_m_prefers_small_tiles_and_deep_pipelines():
     assert t_small[0] < shallow[0]
 
 
-def test_single_row_cost_only_at_m_1_and_grows_with_concurrent_a_traffic():
-    """At M = 1 the kernel's A tile is BLOCK_M copies of one row, fetched by every concurrent CTA: M = 1 costs
-    more than M = 2 on the same grid, more for taller tiles and wider grids, and less at a faster same-row rate."""
-    def m1_over_m2(cfg, params=None):
-        t, _, _ = simulate_config(H200, cfg, [1, 2], 3584, 18944, params=params)
+def test_wrapped_row_share_counts_the_copies_beyond_the_first():
+    """For M < BLOCK_M the kernel's A tile is BLOCK_M / M copies of each row: the share of M = 1's same-row cost is
+    the copies beyond the first, all of it at M = 1, none once every row of the tile is distinct."""
+    assert wrapped_row_share(1, 128) == 1.0
+    assert wrapped_row_share(2, 128) == pytest.approx(63 / 127)
+    assert wrapped_row_share(128, 128) == wrapped_row_share(300, 128) == 0.0
+    shares = wrapped_row_share(np.arange(1, 129), 128)
+    assert np.all(np.diff(shares) < 0)
+    assert wrapped_row_share(1, 16) == 1.0 and wrapped_row_share(16, 16) == 0.0
+
+
+def test_wrapped_rows_cost_falls_with_m_and_grows_with_concurrent_a_traffic():
+    """On one grid (M <= BLOCK_M: one row of tiles) M = 1 costs more than M = 2, M = 2 more than M = BLOCK_M; taller
+    tiles and wider grids pay more, a faster same-row rate less, and from M = BLOCK_M on the rate plays no part."""
+    def over_full(cfg, M, params=None):
+        t, _, _ = simulate_config(H200, cfg, [M, cfg.BLOCK_M], 3584, 18944, params=params)
         return t[0] / t[1]
 
     tall, short = LaunchConfig(128, 64, 128, 8, 4, 3), LaunchConfig(16, 64, 128, 8, 4, 3)
     narrow = LaunchConfig(128, 32, 128, 8, 4, 3)   # twice the CTAs of `tall`
-    assert m1_over_m2(tall) > m1_over_m2(short) > 1.0
-    assert m1_over_m2(narrow) > m1_over_m2(tall)
+    assert over_full(tall, 1) > over_full(tall, 2) > over_full(tall, 8) > 1.0
+    assert over_full(tall, 1) > over_full(short, 1) > 1.0
+    assert over_full(narrow, 1) > over_full(tall, 1)
     faster = GemmParams.from_dict({"single_row_l2_fraction": 10 * GemmParams.priors().single_row_l2_fraction})
-    assert 1.0 < m1_over_m2(tall, faster) < m1_over_m2(tall)
-    for M in (2, 8, 100):   # M > 1: the rate plays no part
+    assert 1.0 < over_full(tall, 2, faster) < over_full(tall, 2)
+    for M in (128, 200):
         assert (simulate_config(H200, tall, M, 3584, 18944, params=faster)[0][0]
                 == simulate_config(H200, tall, M, 3584, 18944)[0][0])
 

@@ -183,24 +183,28 @@ def test_select_decision_time(sim_table):
     assert np.median(ts) / 1e3 < 30  # ~3 us here; the bound is loose for a shared CI machine
 
 
-def test_unaligned_shapes_get_the_simulators_pick_for_their_kernel(sim_table):
-    """N or K not a multiple of 16: Triton's kernel for that shape is not the one the macros were fitted on, so the
-    table asks the simulator (its own parameters, the table's configs), once per shape, for its pick and for the
-    perf_model's scores."""
+def test_shapes_the_macros_cannot_resolve_get_the_simulators_pick(sim_table):
+    """N or K not a multiple of 16 (Triton's kernel for that shape is not the one the macros were fitted on) and
+    1 < M < 16 (one row of tiles whatever M is, so G and L cannot see the wrapped rows' cost): the table asks the
+    simulator (its own parameters, the table's configs), once per shape, for its pick and for the perf_model's
+    scores. M = 1 and M >= 16 stay on the macros."""
     import hwspecs
     from wavesim.kernels.gemm import GemmBatch, simulate_batch
     from wavetune.config import fastest
 
     spec = hwspecs.load_gpu("h200")
-    for M, N, K in [(2048, 32001, 4096), (256, 768, 50257), (1000, 3001, 5003)]:
+    for M, N, K in [(2048, 32001, 4096), (256, 768, 50257), (1000, 3001, 5003), (2, 4096, 4096), (15, 8192, 2048)]:
         cfg = sim_table.select_mnk(M, N, K)
         configs = sim_table.configs()
         b = GemmBatch.build(spec, "bf16", [M] * len(configs), [N] * len(configs), [K] * len(configs), configs)
         t = simulate_batch(b, sim_table._model_params()).makespan_s
-        assert cfg == configs[fastest(t, configs)] and (M, N, K) in sim_table._unaligned
+        assert cfg == configs[fastest(t, configs)] and (M, N, K) in sim_table._simulated
         assert sim_table.select_unaligned(M, N, K) == cfg
         # Triton's perf_model (prune_configs_by) ranks by the same simulated times there
         assert [sim_table.predict_us(M, N, K, c) for c in configs] == pytest.approx((t * 1e6).tolist())
+    for M in (1, 16, 17):
+        sim_table.select_mnk(M, 4096, 4096)
+        assert (M, 4096, 4096) not in sim_table._simulated
 
 
 def test_unaligned_pick_falls_back_to_the_table_where_the_kernel_cannot_be_priced(sim_table, monkeypatch):
@@ -222,7 +226,7 @@ def test_unaligned_pick_falls_back_to_the_table_where_the_kernel_cannot_be_price
         assert sim_table.select_mnk(777, 4100, 4096) == sim_table.select_fitted(777, 4100, 4096)
     finally:
         gemm._occupancy.cache_clear()
-        sim_table._unaligned.pop((777, 4100, 4096), None)
+        sim_table._simulated.pop((777, 4100, 4096), None)
     monkeypatch.undo()
     assert sim_table.select_mnk(777, 4100, 4096) != sim_table.select_fitted(777, 4100, 4096)  # priced: it differs
 

@@ -56,6 +56,10 @@ from hwspecs import GPUSpec
 from wavetune.config import GemmProblem, LaunchConfig
 
 REF_BLOCK_K = 64
+# Below this M (and above 1) a launch is one row of tiles for every BLOCK_M (tl.dot's blocks are >= 16), so G and L
+# cannot tell its M from 16's, while the BLOCK_M / M wrapped copies of each row of A cost more the smaller M is
+# (wavesim.kernels.gemm.wrapped_row_share): tables leave those shapes to the simulator (DualTable.select_mnk).
+SIMULATED_BELOW_M = 16
 # Wave band index used by the tables: the wave count itself. Splitting the first wave into sub-bands at
 # G = cap/8 and cap/2 was tried (small tiles hold up to 2112 CTAs in one wave) and made held-out regret
 # worse (k-fold by layer, H200: sim table 1.066 -> 1.084 geo-mean, worst 1.32 -> 2.27; measured table

@@ -22,7 +22,7 @@ import numpy as np
 
 from wavetune.config import GemmProblem
 
-from .mapping import MacroGroup
+from .mapping import SIMULATED_BELOW_M, MacroGroup
 
 
 def wave_ladder(w_max: int) -> list[int]:
@@ -88,10 +88,10 @@ def anchors_for_group(group: MacroGroup, domain: Domain) -> list[GemmProblem]:
             for rows in {r for gf, gl in targets for r in (max(1, math.ceil(gf / npn)), gl // npn)}:
                 if 1 <= rows <= rows_max:
                     out[GemmProblem(rows * bm, N, K, domain.dtype)] = None
-        # the small-M regime: a single partial row of tiles (M < BLOCK_M, decode-like shapes); M = 1 is the
-        # other regime (m1_anchors): Triton compiles it to another kernel, the same grid costs up to 4x more
-        out[GemmProblem(min(16, bm), N, K, domain.dtype)] = None
-        out[GemmProblem(2, N, K, domain.dtype)] = None
+        # the small-M regime: a single partial row of tiles (M < BLOCK_M, decode-like shapes) from M = 16 on; below,
+        # the table asks the simulator (DualTable.select_mnk: the wrapped copies of A's rows cost more the smaller M
+        # is, at the same G), and M = 1 is the other regime (m1_anchors): Triton compiles it to another kernel
+        out[GemmProblem(min(SIMULATED_BELOW_M, bm), N, K, domain.dtype)] = None
     return list(out)
 
 

@@ -12,7 +12,9 @@ tuner/README.md):
     uses its last row.
 
 `select(problem)`: the macro set is m1_macros for M == 1 (when there are any), else fallback_macros when
-the table has them and (N, K) is not one of its domain's layers, else macros. Stage I evaluates every
+the table has them and (N, K) is not one of its domain's layers, else macros; shapes the macros cannot resolve
+(N or K not a multiple of 16; 1 < M < 16, a single row of tiles whatever M is) get the simulator's pick among
+the table's configs instead, memoised per shape (select_simulated). Stage I evaluates every
 macro's coefficients at its (G, L, w) and keeps the fastest
 (ties: the first macro in sorted order, so selection is deterministic); stage II looks up the micro config.
 No simulator call: the hot path is plain integer arithmetic over precomputed Python tuples (faster than
@@ -38,7 +40,7 @@ from typing import Any
 from wavesim.kernels.gemm import TRITON_DIVISIBILITY
 from wavetune.config import GemmProblem, LaunchConfig
 
-from .mapping import REF_BLOCK_K, band_of
+from .mapping import REF_BLOCK_K, SIMULATED_BELOW_M, band_of
 
 TABLE_FORMAT = "wavetune.dualtable"
 TABLE_VERSION = 2
@@ -100,8 +102,8 @@ class DualTable:
         self._fast_fb = self._compile_list(self.fallback_macros)
         self._layers = {(int(n), int(k)) for n, k in self.domain.get("NK", [])} if self._fast_fb else set()
         self._nb = N_L_BUCKETS - 1
-        self._unaligned: dict[tuple[int, int, int], dict[LaunchConfig, float]] = {}  # simulated us per config
-        self._unaligned_picks: dict[tuple[int, int, int], LaunchConfig] = {}
+        self._simulated: dict[tuple[int, int, int], dict[LaunchConfig, float]] = {}  # simulated us per config
+        self._simulated_picks: dict[tuple[int, int, int], LaunchConfig] = {}
 
     def _entries(self, M: int, N: int, K: int) -> list[tuple]:
         """The macro set that serves (M, N, K) (see the module docstring)."""
@@ -151,51 +153,60 @@ class DualTable:
         return out
 
     def select_mnk(self, M: int, N: int, K: int) -> LaunchConfig:
-        """The hot path: ints in, LaunchConfig out (stage I: fastest macro; stage II: its micro cell). A shape whose N
-        or K is not a multiple of 16 gets another kernel from Triton (they are the row strides of contiguous operands,
-        and the kernel wraps B's columns with % N and masks A's K tail), which the macros were not fitted on:
-        select_unaligned picks for it."""
-        if N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY:
-            return self.select_unaligned(M, N, K)
+        """The hot path: ints in, LaunchConfig out (stage I: fastest macro; stage II: its micro cell). Two kinds of
+        shape go to the simulator instead (select_simulated), the macros being blind to what sets their times:
+          * N or K not a multiple of 16: Triton compiles another kernel (they are the row strides of contiguous
+            operands, and the kernel wraps B's columns with % N and masks A's K tail), which the macros were not
+            fitted on;
+          * 1 < M < SIMULATED_BELOW_M: one row of tiles whatever M is, so the macros' (G, L) cannot tell M = 2 from
+            M = 16, while the BLOCK_M / M wrapped copies of each row of A cost up to half of M = 1's same-row cost
+            (wavesim.kernels.gemm.wrapped_row_share; M = 1 has its own macros)."""
+        if N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY or 1 < M < SIMULATED_BELOW_M:
+            return self.select_simulated(M, N, K)
         return self.select_fitted(M, N, K)
 
     def select_unaligned(self, M: int, N: int, K: int) -> LaunchConfig:
+        """The pick for a launch whose strides are not multiples of 16 (whatever N and K are): select_simulated."""
+        return self.select_simulated(M, N, K)
+
+    def select_simulated(self, M: int, N: int, K: int) -> LaunchConfig:
         """The simulator's fastest config among the table's, for the kernel Triton compiles for this shape
         (wavesim.kernels.gemm: its own resources and costs), with the model parameters the table was built on.
         Milliseconds, once per shape (memoised). Where the simulator has no unaligned kernel (AMD) or cannot get the
         configs' resources for it here (no table, and no compiler that works: e.g. Triton's CPU interpreter), the
         table's own pick."""
-        cfg = self._unaligned_picks.get((M, N, K))
+        cfg = self._simulated_picks.get((M, N, K))
         if cfg is None:
-            times = self._unaligned_times(M, N, K)
+            times = self._simulated_times(M, N, K)
             if not times:
                 return self.select_fitted(M, N, K)
             from wavetune.config import fastest
 
             configs = list(times)
-            cfg = self._unaligned_picks.setdefault((M, N, K), configs[fastest(list(times.values()), configs)])
+            cfg = self._simulated_picks.setdefault((M, N, K), configs[fastest(list(times.values()), configs)])
         return cfg
 
-    def _unaligned_times(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
-        """Simulated microseconds of the table's configs that launch for this shape's unaligned kernel ({} where it
-        cannot be priced: see select_unaligned); memoised per shape."""
+    def _simulated_times(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
+        """Simulated microseconds of the table's configs that launch for this shape's kernel ({} where it cannot be
+        priced: see select_simulated); memoised per shape."""
         key = (M, N, K)
-        times = self._unaligned.get(key)
+        times = self._simulated.get(key)
         if times is None:
-            times = self._simulate_unaligned(M, N, K)
-            if len(self._unaligned) >= 4096:  # bounded: a long-running server sees many shapes
-                self._unaligned.clear()
-                self._unaligned_picks.clear()
-            self._unaligned[key] = times
+            times = self._simulate(M, N, K)
+            if len(self._simulated) >= 4096:  # bounded: a long-running server sees many shapes
+                self._simulated.clear()
+                self._simulated_picks.clear()
+            self._simulated[key] = times
         return times
 
-    def _simulate_unaligned(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
+    def _simulate(self, M: int, N: int, K: int) -> dict[LaunchConfig, float]:
         import hwspecs
-        from wavesim.kernels.gemm import GemmBatch, config_occupancy, specialization_problem, simulate_batch
+        from wavesim.kernels.gemm import (GemmBatch, config_occupancy, simulate_batch, specialization_problem,
+                                          unaligned_strides)
 
         spec = hwspecs.load_gpu(self.gpu)
-        if specialization_problem(spec, N, K) is None:
-            return {}
+        if unaligned_strides(N, K) and specialization_problem(spec, N, K) is None:
+            return {}   # no unaligned kernel priced on this GPU (AMD: not measured)
 
         def launches(c: LaunchConfig) -> bool:
             try:
@@ -255,9 +266,10 @@ class DualTable:
     def predict_us(self, M: int, N: int, K: int, cfg: LaunchConfig) -> float:
         """A latency score for any config: its macro's stage-I prediction, times 1.05 when its micro config is
         not the table's stage-II pick (inf for a macro the table does not have). Used as Triton's perf_model.
-        For N or K not a multiple of 16, the simulated time of Triton's kernel for that shape (select_unaligned;
-        inf for a config the table does not have)."""
-        if (N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY) and (times := self._unaligned_times(M, N, K)):
+        For the shapes select_mnk sends to the simulator, the simulated time of Triton's kernel for that shape (inf
+        for a config the table does not have)."""
+        if (N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY or 1 < M < SIMULATED_BELOW_M) \
+                and (times := self._simulated_times(M, N, K)):
             return times.get(cfg, math.inf)
         for t, bm, bn in self.predict_macros(M, N, K):
             if bm == cfg.BLOCK_M and bn == cfg.BLOCK_N:

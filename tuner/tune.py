@@ -16,7 +16,7 @@ import numpy as np
 from hwspecs import GPUSpec
 from wavetune.config import GemmProblem, LaunchConfig, fastest
 
-from .mapping import MacroGroup, band_of, group_space
+from .mapping import SIMULATED_BELOW_M, MacroGroup, band_of, group_space
 from .model import WaveModel
 from .sampling import GENERIC_DOMAIN, Domain, anchors_for_group, m1_anchors, snap_to_measured
 from .sources import MeasurementSource, SimSource
@@ -95,7 +95,8 @@ def build_table(configs: Iterable[LaunchConfig], source, spec: GPUSpec, *, gpu_i
     # gets its own macro entries from either source rather than bending the default regime's fit.
     for regime in ("default", "m1"):
         if is_meas:
-            pool = [p for p in measured_problems if (p.M == 1) == (regime == "m1")]
+            # 1 < M < SIMULATED_BELOW_M is served by the simulator (DualTable.select_mnk): no anchor of either regime
+            pool = [p for p in measured_problems if (p.M == 1) == (regime == "m1") and not 1 < p.M < SIMULATED_BELOW_M]
         for g in groups:
             anchors = anchors_for_group(g, domain) if regime == "default" else m1_anchors(domain)
             if is_meas:

@@ -1,12 +1,15 @@
-"""The M = 1 cost of the canonical Triton GEMM, derived from measurements (the source of the GEMM model's
-`single_row_l2_fraction` prior, wavesim/data/gemm_priors.toml).
+"""The same-row cost of the canonical Triton GEMM at small M, derived from measurements (the source of the GEMM
+model's `single_row_l2_fraction` prior, wavesim/data/gemm_priors.toml).
 
-The kernel wraps A's rows onto the matrix (`offs_am % M`), so at M = 1 each CTA's A tile is BM copies of one
-row and every co-resident CTA requests those same bytes in every K step. Measured against M = 16 (same grid
-when BLOCK_M >= 16, so the same work everywhere else), that costs an extra time per K step proportional to
-the concurrent CTAs x BM x BK x element bytes: a chip-wide rate. M = 8 .. BM - 1, where the copies are of
-several rows, show no such cost. The rate is reported as a fraction of the chip-wide L2 pool of the model's
-prior (l2_bytes_per_clock_per_sm x sm_count x boost clock), so it carries to other GPUs through their L2.
+The kernel wraps A's rows onto the matrix (`offs_am % M`), so for M < BLOCK_M each CTA's A tile is BLOCK_M / M
+copies of each of M rows, and every co-resident CTA requests those same lines in every K step. The model charges
+the copies beyond the first (`wrapped_row_share`: 1 at M = 1, (BM / M - 1) / (BM - 1) below BM, 0 from BM on) an
+extra time per K step proportional to the concurrent CTAs x BM x BK x element bytes: a chip-wide rate. Measured at
+M = 1 against M = 16 (same grid when BLOCK_M >= 16, so the same work everywhere else; M = 16 pays its own small
+share, which the difference leaves out). The rate is reported as a fraction of the chip-wide L2 pool of the
+model's prior (l2_bytes_per_clock_per_sm x sm_count x boost clock), so it carries to other GPUs through their L2.
+How it carries to 1 < M < BLOCK_M was decided on decode batch sizes measured for it and never fitted
+(validation/data/h200/fresh23/, M = 2..12: NOTES.md session 18).
 
     python3 -m validation.single_row --gpu h200 validation/data/h200/gemm/llm.jsonl
 """
@@ -21,7 +24,7 @@ from pathlib import Path
 import hwspecs
 from validation.derivation import derivation_main
 from validation.measurements import load_measurements
-from wavesim.kernels.gemm import GemmParams, config_occupancy
+from wavesim.kernels.gemm import GemmParams, config_occupancy, wrapped_row_share
 from wavetune.config import DTYPE_BYTES
 
 REFERENCE_M = 16  # the smallest M of the LLM shape set above 1 whose grid equals M = 1's when BLOCK_M >= 16
@@ -44,7 +47,8 @@ def single_row_rate(gpu: str, paths: list[str | Path], dtype: str = "bf16") -> d
         grid = math.ceil(N / cfg.BLOCK_N)
         concurrent = min(grid, spec.sm_count * occ)
         extra_per_step = (t[1] - t[REFERENCE_M]) / math.ceil(K / cfg.BLOCK_K)
-        per_byte.append(extra_per_step / (concurrent * cfg.BLOCK_M * cfg.BLOCK_K * DTYPE_BYTES[dtype]))
+        share = 1.0 - float(wrapped_row_share(REFERENCE_M, cfg.BLOCK_M))   # M = 1's share less M = 16's
+        per_byte.append(extra_per_step / (share * concurrent * cfg.BLOCK_M * cfg.BLOCK_K * DTYPE_BYTES[dtype]))
     if not per_byte:
         raise ValueError(f"no (layer, config) measured at both M = 1 and M = {REFERENCE_M} in {list(map(str, paths))}: "
                          "profile the 'llm' shape set (it has both) to derive the rate")

@@ -28,10 +28,12 @@ Per CTA the model gives the engines (wavesim.engine):
             would stream at the unloaded latency, over the DRAM capacity, at most DRAM_LOAD_CAP):
             x (1 + dram_queueing * rho / (1 - rho)), a queue (validation/dram_queueing.py, from the memory
             probe); lone CTAs that stream B near the DRAM cap wait longer per K step than light ones
-  t_lat  += at M = 1 only, concurrent CTAs * BM*BK*elem / (single_row_l2_fraction * the L2 pool): the kernel
-            wraps A's rows (offs_am % M), so at M = 1 every CTA loads BM copies of one row in every K step;
-            measured, that same-address traffic is served at a fraction of the L2 pool (up to 3x slower
-            tall tiles and wide grids at M = 1; M = 8..BM-1 shows no such cost)
+  t_lat  += wrapped_row_share * concurrent CTAs * BM*BK*elem / (single_row_l2_fraction * the L2 pool): the kernel
+            wraps A's rows (offs_am % M), so for M < BM every CTA loads BM / M copies of each of M rows in every K
+            step, and every co-resident CTA requests the same lines. The hottest line's requests set the pace: the
+            share is the copies beyond the first, (BM / M - 1) / (BM - 1) of M = 1's (1 at M = 1, 0 from M = BM on;
+            measured at M = 1 against M = 16, up to 3x slower tall tiles and wide grids there; the carry to
+            1 < M < BM checked on decode batch sizes M = 2..12 that were never fitted: validation/single_row.py)
   compute_s = L * t_share;  solo_frac = t_share / max(t_share, t_lat)
   l2_bytes  = L * port_bytes from the chip-wide L2 pool of sm_count * L2 B/clk/SM * clock: when every
             SM is busy the pool is the limit; in a partial wave an SM holding more CTAs draws more of it, up
@@ -362,6 +364,14 @@ def _dram_access_factor(b: GemmBatch, elem: int, seg_half: float) -> np.ndarray:
     return (a * (1 + seg_half / seg_k) + (bb + c) * (1 + seg_half / seg_n)) / (a + bb + c)
 
 
+def wrapped_row_share(M, BM):
+    """The share of M = 1's same-row cost a launch with M rows pays: the kernel wraps A's rows (offs_am % M), so a
+    BM-row tile holds BM / M copies of each row, and the copies beyond the first are what the hottest line is asked
+    for again; 1 at M = 1, 0 from M = BM on (validation/single_row.py)."""
+    BM = np.asarray(BM, dtype=np.float64)
+    return np.maximum(BM / np.asarray(M, dtype=np.float64) - 1.0, 0.0) / np.maximum(BM - 1.0, 1.0)
+
+
 def l2_requests_per_k_step(bm, bn, bk, elem: int, line: int):
     """L2 requests of one K step's operand loads: one per contiguous row segment of up to a cache line (A: BM
     rows of BK elements, B: BK rows of BN elements)."""
@@ -469,8 +479,8 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
         # validation/data/h200/stages/).
         t = t + b.bk * elem / MMA_K_BYTES * k16_chain / clock
         t = np.maximum(t, t_math_own)
-        # M = 1: every CTA's A tile is BM copies of one row, requested by all co-resident CTAs each K step.
-        return t + np.where(b.M == 1, b.resident * b.bm * b.bk * elem / single_row_Bps, 0.0)
+        # M < BM: every CTA's A tile is BM / M copies of each of M rows, requested by all co-resident CTAs each K step.
+        return t + wrapped_row_share(b.M, b.bm) * b.resident * b.bm * b.bk * elem / single_row_Bps
 
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them, and so does copying B's
     # tile one element per lane where wgmma needs it transposed or N is unaligned (the same warps issue those copies
