@@ -82,6 +82,8 @@ def _plots(result: dict[str, Any], out: Path) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from wavesim.plots import save_png
+
     rows = [r for r in result["shapes"] if not r["in_sample"]] or result["shapes"]
     layers = list(dict.fromkeys(r["layer"] for r in rows))
     written = []
@@ -110,7 +112,7 @@ def _plots(result: dict[str, Any], out: Path) -> list[str]:
         axes[0][-1].legend(fontsize=6)
         fig.suptitle(f"{ylabel} per held-out shape ({result['gpu']})", fontsize=10)
         fig.tight_layout()
-        fig.savefig(out / fname)
+        save_png(fig, out / fname)
         plt.close(fig)
         written.append(fname)
 
@@ -139,7 +141,7 @@ def _plots(result: dict[str, Any], out: Path) -> list[str]:
         axes[0].set_ylabel("simulated ms")
         fig.colorbar(sc, ax=axes, label="log2 M")
         fig.suptitle(f"simulated vs measured, every config of the held-out shapes ({len(meas)} records)", fontsize=10)
-        fig.savefig(out / "sim_vs_measured.png")
+        save_png(fig, out / "sim_vs_measured.png")
         plt.close(fig)
         written.append("sim_vs_measured.png")
 

@@ -401,7 +401,7 @@ def plot_staircases(st: dict[str, Any], out_dir: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from wavesim.plots import plot_staircase
+    from wavesim.plots import plot_staircase, save_png
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -430,9 +430,8 @@ def plot_staircases(st: dict[str, Any], out_dir: str | Path) -> list[Path]:
         ax.axis("off")
     fig.suptitle(textwrap.fill(f"latency vs M, N={st['N']} K={st['K']}: measured vs simulated (one scale per "
                                f"config); calibration: {st['calibration']}", 130), fontsize=9)
-    fig.tight_layout()
-    grid_path = out_dir / "staircase_grid.png"
-    fig.savefig(grid_path)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))   # room for the two-line suptitle
+    grid_path = save_png(fig, out_dir / "staircase_grid.png")
     plt.close(fig)
 
     # all configs on one axis (common M grid of the first config; others drawn as measured markers)

@@ -428,7 +428,7 @@ def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label:
     import hwspecs
     from wavesim.engine import run
     from wavesim.kernels.gemm import GemmModel
-    from wavesim.plots import plot_timeline
+    from wavesim.plots import plot_timeline, save_png
     from wavetune.config import GemmProblem
 
     out_dir = Path(out_dir)
@@ -477,7 +477,7 @@ def write_report(trace_files, gpu: str, out_dir, params=None, calibration_label:
         ax.set_title(f"N={N}, K={K}: CTA time per SM in the full waves after the first, largest traced M")
         ax.legend(fontsize=6, ncol=2)
         fig.tight_layout()
-        fig.savefig(out_dir / f"sm_cta_time_{N}x{K}.png")
+        save_png(fig, out_dir / f"sm_cta_time_{N}x{K}.png")
         plt.close(fig)
     try:
         load = load_slowdown_from_traces(trace_files, gpu, params)
