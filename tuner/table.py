@@ -52,6 +52,11 @@ def space_hash(configs) -> str:
     return "sha256:" + hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
 
 
+def simulated_shape(M: int, N: int, K: int) -> bool:
+    """Whether DualTable.select_mnk leaves the shape to the simulator (its docstring says why)."""
+    return bool(N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY or 1 < M < SIMULATED_BELOW_M)
+
+
 def l_bucket(L: int) -> int:
     return min(max(L, 1).bit_length() - 1, N_L_BUCKETS - 1)
 
@@ -161,7 +166,7 @@ class DualTable:
           * 1 < M < SIMULATED_BELOW_M: one row of tiles whatever M is, so the macros' (G, L) cannot tell M = 2 from
             M = 16, while the BLOCK_M / M wrapped copies of each row of A cost up to half of M = 1's same-row cost
             (wavesim.kernels.gemm.wrapped_row_share; M = 1 has its own macros)."""
-        if N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY or 1 < M < SIMULATED_BELOW_M:
+        if simulated_shape(M, N, K):
             return self.select_simulated(M, N, K)
         return self.select_fitted(M, N, K)
 
@@ -268,8 +273,7 @@ class DualTable:
         not the table's stage-II pick (inf for a macro the table does not have). Used as Triton's perf_model.
         For the shapes select_mnk sends to the simulator, the simulated time of Triton's kernel for that shape (inf
         for a config the table does not have)."""
-        if (N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY or 1 < M < SIMULATED_BELOW_M) \
-                and (times := self._simulated_times(M, N, K)):
+        if simulated_shape(M, N, K) and (times := self._simulated_times(M, N, K)):
             return times.get(cfg, math.inf)
         for t, bm, bn in self.predict_macros(M, N, K):
             if bm == cfg.BLOCK_M and bn == cfg.BLOCK_N:
