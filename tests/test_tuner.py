@@ -205,6 +205,9 @@ def test_shapes_the_macros_cannot_resolve_get_the_simulators_pick(sim_table):
     for M in (1, 16, 17):
         sim_table.select_mnk(M, 4096, 4096)
         assert (M, 4096, 4096) not in sim_table._simulated
+    # K below every K the macros were anchored at: a (G, L) fit does not extrapolate there
+    k_min = min(k for _, k in sim_table.domain["NK"])
+    assert sim_table.simulated_shape(512, 4096, k_min // 2) and not sim_table.simulated_shape(512, 4096, k_min)
 
 
 def test_unaligned_pick_falls_back_to_the_table_where_the_kernel_cannot_be_priced(sim_table, monkeypatch):
@@ -405,6 +408,10 @@ def test_shipped_h200_table_loads_and_selects():
     space = set(load_space("broad+wave-study+grouping"))
     for M in (1, 16, 512, 4096, 16384):
         assert t.select(GemmProblem(M, 4096, 4096)) in space
+    # measured layers down to K = 256 (the K sweep) stay on the macros; a layer it never measured is served by the
+    # fallback, anchored from K = 1024 on, so a shorter K loop goes to the simulator
+    assert not t.simulated_shape(512, 4096, 256) and t.simulated_shape(512, 5120, 768)
+    assert not t.simulated_shape(512, 5120, 1024)
     with pytest.raises(FileNotFoundError, match="no shipped table"):
         load_table("auto", "a100")
 

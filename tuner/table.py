@@ -13,7 +13,8 @@ tuner/README.md):
 
 `select(problem)`: the macro set is m1_macros for M == 1 (when there are any), else fallback_macros when
 the table has them and (N, K) is not one of its domain's layers, else macros; shapes the macros cannot resolve
-(N or K not a multiple of 16; 1 < M < 16, a single row of tiles whatever M is) get the simulator's pick among
+(N or K not a multiple of 16; 1 < M < 16, a single row of tiles whatever M is; K below the smallest K the serving
+macros were anchored at) get the simulator's pick among
 the table's configs instead, memoised per shape (select_simulated). Stage I evaluates every
 macro's coefficients at its (G, L, w) and keeps the fastest
 (ties: the first macro in sorted order, so selection is deterministic); stage II looks up the micro config.
@@ -41,6 +42,7 @@ from wavesim.kernels.gemm import TRITON_DIVISIBILITY
 from wavetune.config import GemmProblem, LaunchConfig
 
 from .mapping import REF_BLOCK_K, SIMULATED_BELOW_M, band_of
+from .sampling import GENERIC_DOMAIN
 
 TABLE_FORMAT = "wavetune.dualtable"
 TABLE_VERSION = 2
@@ -50,11 +52,6 @@ N_L_BUCKETS = 12  # L = 1 .. 4095+ (K up to 256k with the 64-wide reference step
 def space_hash(configs) -> str:
     keys = sorted(c.key for c in configs)
     return "sha256:" + hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
-
-
-def simulated_shape(M: int, N: int, K: int) -> bool:
-    """Whether DualTable.select_mnk leaves the shape to the simulator (its docstring says why)."""
-    return bool(N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY or 1 < M < SIMULATED_BELOW_M)
 
 
 def l_bucket(L: int) -> int:
@@ -106,6 +103,11 @@ class DualTable:
         self._fast_m1 = self._compile_list(self.m1_macros)
         self._fast_fb = self._compile_list(self.fallback_macros)
         self._layers = {(int(n), int(k)) for n, k in self.domain.get("NK", [])} if self._fast_fb else set()
+        # the smallest K each macro set was anchored at (a (G, L) fit extrapolates badly below its smallest L):
+        # the domain's for `macros`, the generic domain's for `fallback_macros`
+        ks = [int(k) for _, k in self.domain.get("NK", [])]
+        self._k_min = min(ks) if ks else 0
+        self._k_min_fb = min(k for _, k in GENERIC_DOMAIN.NK) if self._fast_fb else 0
         self._nb = N_L_BUCKETS - 1
         self._simulated: dict[tuple[int, int, int], dict[LaunchConfig, float]] = {}  # simulated us per config
         self._simulated_picks: dict[tuple[int, int, int], LaunchConfig] = {}
@@ -165,10 +167,18 @@ class DualTable:
             fitted on;
           * 1 < M < SIMULATED_BELOW_M: one row of tiles whatever M is, so the macros' (G, L) cannot tell M = 2 from
             M = 16, while the BLOCK_M / M wrapped copies of each row of A cost up to half of M = 1's same-row cost
-            (wavesim.kernels.gemm.wrapped_row_share; M = 1 has its own macros)."""
-        if simulated_shape(M, N, K):
+            (wavesim.kernels.gemm.wrapped_row_share; M = 1 has its own macros);
+          * K below every K the serving macros were anchored at: their (G, L) fit extrapolates badly below its
+            smallest L (measured: validation/data/h200/fresh25-27, NOTES.md session 18)."""
+        if self.simulated_shape(M, N, K):
             return self.select_simulated(M, N, K)
         return self.select_fitted(M, N, K)
+
+    def simulated_shape(self, M: int, N: int, K: int) -> bool:
+        """Whether select_mnk leaves the shape to the simulator (its docstring says why)."""
+        if N % TRITON_DIVISIBILITY or K % TRITON_DIVISIBILITY or 1 < M < SIMULATED_BELOW_M:
+            return True
+        return K < (self._k_min_fb if self._fast_fb and (N, K) not in self._layers else self._k_min)
 
     def select_unaligned(self, M: int, N: int, K: int) -> LaunchConfig:
         """The pick for a launch whose strides are not multiples of 16 (whatever N and K are): select_simulated."""
@@ -273,7 +283,7 @@ class DualTable:
         not the table's stage-II pick (inf for a macro the table does not have). Used as Triton's perf_model.
         For the shapes select_mnk sends to the simulator, the simulated time of Triton's kernel for that shape (inf
         for a config the table does not have)."""
-        if simulated_shape(M, N, K) and (times := self._simulated_times(M, N, K)):
+        if self.simulated_shape(M, N, K) and (times := self._simulated_times(M, N, K)):
             return times.get(cfg, math.inf)
         for t, bm, bn in self.predict_macros(M, N, K):
             if bm == cfg.BLOCK_M and bn == cfg.BLOCK_N:
