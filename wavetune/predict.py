@@ -88,7 +88,8 @@ def annotate(lines: Iterable[tuple[int, dict | BadLine]], default_gpu: str | Non
                 continue
             try:
                 spec, problem, config = _parse(rec, default_gpu, lineno)
-                okey = (spec.id, config, problem.dtype, problem.N % TRITON_DIVISIBILITY > 0, problem.K % TRITON_DIVISIBILITY > 0)
+                okey = (spec.id, config, problem.dtype, problem.N % TRITON_DIVISIBILITY > 0,
+                        problem.K % TRITON_DIVISIBILITY > 0)
                 occ = occupancies.get(okey) or occupancies.setdefault(
                     okey, config_occupancy(spec, config, problem.dtype, problem.N, problem.K)[0])
             except (ValueError, KeyError) as e:

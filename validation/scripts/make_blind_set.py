@@ -1,10 +1,12 @@
 """Writes a seeded random blind set for the H200: configs drawn from a space wider than any the model was fitted on
 (every power-of-two tile 16..256, BLOCK_K 16..256, 1-16 warps, 1-6 stages, GROUP_M 1..32; kept where the tiles'
 shared memory can fit an SM and the fp32 accumulator fits in 128 registers per thread, as in every autotuning list we
-know: beyond that ptxas spills thousands of registers and can compile one config for an hour) and GEMM shapes drawn log-uniformly (M 1..8192, N and K 512..16384 rounded to 64, one
-shape with N not a multiple of 16). Nothing about them was chosen by looking at the model.
+know: beyond that ptxas spills thousands of registers and can compile one config for an hour) and GEMM shapes drawn
+log-uniformly (M 1..8192, N and K 512..16384 rounded to 64, one shape with N not a multiple of 16). Nothing about
+them was chosen by looking at the model.
 
-    PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 19 --configs 160 --shapes 12 --out validation/data/h200/fresh19
+    PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 19 --configs 160 --shapes 12 \
+        --out validation/data/h200/fresh19
 """
 
 from __future__ import annotations
