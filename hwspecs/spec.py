@@ -101,6 +101,7 @@ _ARCH_SOURCED = {
     "subpartitions_per_sm": ("int", True, False),
     "barriers_per_cta_slot": ("int", False, False),
     "cache_line_bytes": ("int", False, False),
+    "smem_bytes_per_clock": ("int", False, False),
     # AMD CDNA only
     "simds_per_cu": ("int", False, False),
     "max_waves_per_simd": ("int", False, False),
@@ -160,6 +161,7 @@ class ArchLimits:
     subpartitions_per_sm: int
     barriers_per_cta_slot: int | None = None
     cache_line_bytes: int | None = None   # the unit of an SM's L2 requests (wavesim/kernels/gemm.py)
+    smem_bytes_per_clock: int | None = None   # an SM's shared-memory bandwidth (masked pipeline copies: gemm.py)
     simds_per_cu: int | None = None
     max_waves_per_simd: int | None = None
     vgprs_per_simd_lane: int | None = None

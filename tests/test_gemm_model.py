@@ -267,4 +267,29 @@ def test_a_cta_of_fewer_warps_than_sub_partitions_computes_at_their_share():
     t = simulate_batch(b, p).makespan_s
     assert p.mma_in_load_chain < 1 and t[0] > t[1]
     t = simulate_batch(b, replace(p, mma_in_load_chain=1.0)).makespan_s
-    assert t[0] == pytest.approx(t[1])
+    # then only the second stage's one masked copy (masked_copies_s) tells them apart: 64 K steps, a tiny share
+    assert t[1] > t[0] and t[0] == pytest.approx(t[1], rel=1e-3)
+
+
+def test_masked_stage_copies_cost_their_shared_memory_stores():
+    """Every CTA issues num_stages - 1 masked stage copies (zero-fill cp.async): each costs its stage's bytes at the
+    arch's shared-memory rate, none for one stage, for the unaligned kernel (unpipelined loads), on AMD (no cp.async
+    lowering modelled, no sourced rate) or before sm_80 (no cp.async); with one K step, stages beyond the second then
+    only cost time."""
+    from wavesim.kernels.gemm import masked_copies_s
+
+    cfgs = [LaunchConfig.from_key(f"64x128x64_g8_w4_s{s}") for s in (1, 2, 3, 4)]
+    b = GemmBatch.build(H200, "bf16", [4096] * 4, [4096] * 4, [64] * 4, cfgs)
+    step = (64 + 128) * 64 * 2
+    got = masked_copies_s(b, np.full(4, step), np.zeros(4, dtype=bool))
+    rate = H200.arch.smem_bytes_per_clock * H200.boost_clock_hz
+    assert got == pytest.approx([0.0, step / rate, 2 * step / rate, 3 * step / rate])
+    assert not masked_copies_s(b, np.full(4, step), np.ones(4, dtype=bool)).any()
+    for gpu in ("mi300x", "v100-sxm2"):
+        spec = hwspecs.load_gpu(gpu)
+        assert not masked_copies_s(GemmBatch.build(spec, "fp16", [4096], [4096], [64], cfgs[2:3]), np.array([step]),
+                                   np.zeros(1, dtype=bool)).any()
+    wide = [LaunchConfig.from_key(f"128x256x64_g8_w8_s{s}") for s in (3, 4)]
+    assert len({config_occupancy(H200, c, "bf16")[0].ctas_per_sm for c in wide}) == 1
+    t = simulate_batch(GemmBatch.build(H200, "bf16", [8192] * 2, [4096] * 2, [64] * 2, wide)).makespan_s
+    assert t[1] > t[0]

@@ -13,7 +13,7 @@ Per CTA the model gives the engines (wavesim.engine):
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
             + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
                                                                one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
-  t_lat   = (avg load latency + t_port + chi * t_math) / (num_stages - 1) + BLOCK_K / 16 * k16 chain
+  t_lat   = (avg load latency + t_port + chi * t_math) / min(num_stages - 1, L) + BLOCK_K / 16 * k16 chain
             (BLOCK_K / 8 for tf32: MMA_K_BYTES), and at least t_math x sub-partitions / warps for a CTA of
             fewer warps than the SM has sub-partitions (a warp uses its own sub-partition's tensor core)
             a CTA alone needs at least this per step: num_stages - 1 smem stages are in flight, and a stage
@@ -34,7 +34,10 @@ Per CTA the model gives the engines (wavesim.engine):
             share is the copies beyond the first, (BM / M - 1) / (BM - 1) of M = 1's (1 at M = 1, 0 from M = BM on;
             measured at M = 1 against M = 16, up to 3x slower tall tiles and wide grids there; the carry to
             1 < M < BM checked on decode batch sizes M = 2..12 that were never fitted: validation/single_row.py)
-  compute_s = L * t_share;  solo_frac = t_share / max(t_share, t_lat)
+  masked  = (num_stages - 1) * (BM+BN)*BK*elem / shared-memory B/clk (hwspecs arch smem_bytes_per_clock): the
+            pipelined loop's masked stage copies, zero-fill cp.async that still store into shared memory
+            (masked_copies_s); only min(num_stages - 1, L) real loads are ever in flight (t_lat's divisor)
+  compute_s = L * t_share + masked;  solo_frac = compute_s / (L * max(t_share, t_lat) + masked)
   l2_bytes  = L * port_bytes from the chip-wide L2 pool of sm_count * L2 B/clk/SM * clock: when every
             SM is busy the pool is the limit; in a partial wave an SM holding more CTAs draws more of it, up
             to its port (port ratio x its even share). With the prior ratio 1.0 the port is never looser
@@ -389,6 +392,10 @@ def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: fl
     return (step_bytes + overhead * requests) * line / (line + overhead)
 
 
+# cp.async (asynchronous global-to-shared copies, the pipelined loop's loads) exists from compute capability 8.0
+# (CUDA C++ Programming Guide, Asynchronous Data Copies).
+CP_ASYNC_MIN_ARCH = 80
+
 # rho at which the loaded DRAM latency stops growing; past it the engines' DRAM bandwidth pool is the limit.
 # Measured: near the DRAM's capacity the H200's DRAM latency saturates at 1.62 x unloaded, which the queue with
 # q = 0.066-0.073 reaches at rho = 0.895-0.904 (validation/dram_queueing.py on validation/data/h200/memory_probe.json
@@ -398,6 +405,21 @@ DRAM_LOAD_CAP = 0.9
 # The de-synchronisation rates (GemmParams fields) and the occupancies they apply to (desync_rate_field).
 DESYNC_RATE_FIELDS = {"desync_rate": "3+ CTAs/SM", "desync_rate_two_ctas": "2 CTAs/SM"}
 DESYNC_LOAD_MIN_CTAS = 3   # desync_rate, scaled by the SM load, applies from this many CTAs/SM
+
+
+def masked_copies_s(b: GemmBatch, step_bytes: np.ndarray, unaligned: np.ndarray) -> np.ndarray:
+    """Seconds of SM work per CTA for the pipelined loop's masked stage copies. Triton issues each stage's loads
+    predicated on its K step being < L (the prologue num_stages - 1 steps ahead, then one per iteration), so a CTA
+    issues L + num_stages - 1 stage copies of which num_stages - 1 are masked; on sm_80+ they are cp.async with
+    src-size 0 (selp(16, 0, pred) in the PTX of every config), zero-fill copies that still store a whole stage into
+    shared memory, and the loop's final cp.async.wait_group 0 waits on them. Charged at the arch's shared-memory
+    rate (no fitted cost); none for the unaligned kernel (unpipelined loads) or where the arch has no sourced rate
+    or no cp.async. Noise at long K loops, 3-5% per extra stage at L <= 8 (H200: NOTES session 19)."""
+    rate = b.spec.arch.smem_bytes_per_clock
+    if rate is None or _arch_order(b.spec.arch.name) < CP_ASYNC_MIN_ARCH:
+        return np.zeros(b.stages.shape)
+    copies = np.where(unaligned, 0, np.maximum(b.stages - 1, 0))
+    return copies * step_bytes / (rate * b.spec.boost_clock_hz)
 
 
 def desync_rate_field(ctas_per_sm: int) -> str | None:
@@ -455,7 +477,8 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # co-resident CTAs queue for: SM cycles per element of B's tile in t_share below (validation/unaligned.py; counted
     # in the CTA's own chain as well, it fits the held-out layers worse: NOTES session 17).
     unaligned = b.unaligned_a | b.unaligned_b
-    in_flight = np.where(unaligned, 1.0, np.maximum(b.stages - 1, 1))
+    # Only the loads of real K steps are ever in flight: min(num_stages - 1, L) of them (the rest are masked, below).
+    in_flight = np.where(unaligned, 1.0, np.maximum(np.minimum(b.stages - 1, L), 1))
     lanes = np.minimum(b.threads, spec.arch.subpartitions_per_sm * spec.arch.warp_size)
     unaligned_s = (p.unaligned_a_element_cycles * b.bm * b.bk * b.unaligned_a / lanes
                    + p.spill_word_cycles * b.spills) / clock
@@ -497,9 +520,11 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     step = np.maximum(unloaded, b.resident / spec.sm_count * t_share)
     rho = np.minimum(b.resident * dram_cta / (L * step) / dram_Bps, DRAM_LOAD_CAP)
     t_lat = latency_step(p.dram_latency_cycles * (1.0 + p.dram_queueing * rho / (1.0 - rho)))
-    solo_frac = t_share / np.maximum(t_share, t_lat)
+    masked_s = masked_copies_s(b, step_bytes, unaligned)
+    compute_s = L * t_share + masked_s
+    solo_frac = compute_s / (L * np.maximum(t_share, t_lat) + masked_s)
     store_s = b.bm * b.bn * elem / l2_Bps
-    return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": L * t_share,
+    return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": compute_s,
             "solo_frac": solo_frac,
             "l2_bytes": L * port_bytes, "l2_Bps": l2_Bps * spec.sm_count,
             "dram_bytes": dram_cta,
