@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # H200 collection (GPU machine, repository root; $OUT receives copies), session 19: fp32 (tf32) shapes of layers that no
 # fp32 file has, measured to decide by a rule set before (NOTES session 19) whether the tf32 B copy counts in the CTA's
-# chain (never fitted: they score it). Every config, two passes in different shuffled orders (the second for the noise floor), with cuBLAS.
+# chain (never fitted: they score it). Every config, two passes in different shuffled orders (the second for the
+# noise floor), with cuBLAS.
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
 D=validation/data/h200/fresh29; mkdir -p $D
 SHAPES=64x2048x2048,2048x2048x2048,256x11008x4096,4096x11008x4096,32x4096x11008,1024x4096x11008,512x1536x8960,8192x1536x8960,128x7168x5120,2048x7168x5120,1000x3584x3584,6000x3584x3584
