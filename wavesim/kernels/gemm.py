@@ -13,7 +13,8 @@ Per CTA the model gives the engines (wavesim.engine):
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
             + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
                                                                one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
-  t_lat   = (avg load latency + t_port + chi * t_math) / min(num_stages - 1, L) + BLOCK_K / 16 * k16 chain
+  t_lat   = (avg load latency + t_port + chi * t_math [+ the tf32 B copy]) / min(num_stages - 1, L)
+            + BLOCK_K / 16 * k16 chain
             (BLOCK_K / 8 for tf32: MMA_K_BYTES), and at least t_math x sub-partitions / warps for a CTA of
             fewer warps than the SM has sub-partitions (a warp uses its own sub-partition's tensor core)
             a CTA alone needs at least this per step: num_stages - 1 smem stages are in flight, and a stage
@@ -491,12 +492,17 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     subs = spec.arch.subpartitions_per_sm
     t_math_own = t_math * subs / np.minimum(b.threads / spec.arch.warp_size, subs)
 
+    # fp32 under wgmma: B's tile is copied into K-major shared memory one element per lane (WGMMA_TRANSPOSABLE_DTYPES).
+    t_tf32_copy = p.tf32_b_element_cycles * b.transposed_b * b.bk * b.bn / clock
+
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
         # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
         # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
-        # buffers; the share: mma_in_load_chain).
-        t = (lat_cycles / clock + t_port + chi * t_math) / in_flight + unaligned_s
+        # buffers; the share: mma_in_load_chain). The tf32 B copy is such a load, issued element by element by the
+        # CTA's own warps: its issue is in the cycle too (with one stage in flight the hardware's fp32 kernels run
+        # 11-13% slower than with two, which only the chain shows: NOTES session 19).
+        t = (lat_cycles / clock + t_port + chi * t_math + t_tf32_copy) / in_flight + unaligned_s
         # Each K step's MMAs accumulate into the same registers, one K slice after another: a dependent chain
         # of BLOCK_K / 16 instructions (BLOCK_K / 8 for tf32) that no stage in flight hides (measured:
         # validation/data/h200/stages/).
@@ -508,8 +514,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # SM-shared per K step: math and port transfers overlap, the loop overhead adds to them, and so does copying B's
     # tile one element per lane where wgmma needs it transposed or N is unaligned (the same warps issue those copies
     # and the MMAs; adding fits the fp32 records better than overlapping: NOTES.md, session 17).
-    t_bcopy = (p.tf32_b_element_cycles * b.transposed_b + p.unaligned_b_element_cycles * b.unaligned_b) \
-        * b.bk * b.bn / clock
+    t_bcopy = t_tf32_copy + p.unaligned_b_element_cycles * b.unaligned_b * b.bk * b.bn / clock
     t_share = np.maximum(t_math, t_port) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
