@@ -66,6 +66,19 @@ def main() -> None:
           f"({os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python {platform.python_version()})")
     print(f"CPU time of the process: median {statistics.median(cpu):.2f} s = {a.records / statistics.median(cpu):,.0f} "
           f"records per CPU-second; load average before the runs {os.getloadavg()[0]:.1f} (wall time suffers when busy)")
+    print(f"this machine's pure-Python speed, to compare runs across days: 1e7 integer additions in "
+          f"{python_loop_s():.2f} s (median of 3)")
+
+
+def python_loop_s() -> float:
+    """Seconds for a plain Python loop of 1e7 additions: the same machine kind runs 2-3x slower on some days."""
+    runs = []
+    for _ in range(3):
+        t, s = time.perf_counter(), 0
+        for i in range(10_000_000):
+            s += i
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
 
 
 if __name__ == "__main__":

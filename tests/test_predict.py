@@ -49,6 +49,16 @@ def test_bad_lines_do_not_stop_the_batch(tmp_path):
     assert out[0]["sim_ms"] > 0 and out[5]["sim_ms"] > 0
 
 
+def test_a_value_equal_to_a_seen_one_but_not_an_integer_is_still_refused(tmp_path):
+    # predict caches validated problems and configs by their JSON values; 512.0 == 512 and True == 1 as dict keys
+    lines = [rec(512), rec(512.0), rec(True), rec(512, {**CFG, "BLOCK_M": 128.0}), rec(512)]
+    out = run_predict(tmp_path, lines)
+    assert out[0]["sim_ms"] > 0 and out[4]["sim_ms"] == out[0]["sim_ms"]
+    assert "'M' must be an integer, got 512.0" in out[1]["error"]
+    assert "'M' must be an integer, got True" in out[2]["error"]
+    assert "'BLOCK_M' must be an integer, got 128.0" in out[3]["error"]
+
+
 def test_calibration_changes_the_prediction_and_bad_file_is_reported(tmp_path):
     specs = run_predict(tmp_path, [rec(512)])[0]["sim_ms"]
     cal = run_predict(tmp_path, [rec(512)], "--calibration", "auto")[0]["sim_ms"]

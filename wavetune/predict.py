@@ -47,12 +47,34 @@ _CONFIGS: dict[tuple, LaunchConfig] = {}  # config objects by their JSON items: 
 def _config(d: Any, where: str) -> LaunchConfig:
     try:
         key = tuple(d.items())
-        return _CONFIGS[key]
+        hit = _CONFIGS[key]
+        # True == 1 and 1.0 == 1 as keys: only exact ints may share a cached (validated) config
+        if all(type(v) is int for _, v in key):
+            return hit
+        raise KeyError
     except (AttributeError, TypeError, KeyError):
         cfg = LaunchConfig.from_dict(d, where)
         if isinstance(d, dict) and len(_CONFIGS) < 100_000:
             _CONFIGS[tuple(d.items())] = cfg
         return cfg
+
+
+_PROBLEMS: dict[tuple, GemmProblem] = {}  # problem objects by their JSON values: lines repeat few shapes
+
+
+def _problem(rec: dict[str, Any], where: str) -> GemmProblem:
+    key = (rec.get("M"), rec.get("N"), rec.get("K"), rec.get("dtype", "bf16"))
+    try:
+        hit = _PROBLEMS.get(key)
+    except TypeError:  # an unhashable value: from_record names the problem
+        hit = None
+    # True == 1 and 1.0 == 1 as keys: only exact ints may share a cached (validated) problem
+    if hit is not None and all(type(v) is int for v in key[:3]):
+        return hit
+    problem = GemmProblem.from_record(rec, where)
+    if len(_PROBLEMS) < 100_000:
+        _PROBLEMS[key] = problem
+    return problem
 
 
 def _parse(rec: dict[str, Any], default_gpu: str | None, lineno: int):
@@ -65,7 +87,7 @@ def _parse(rec: dict[str, Any], default_gpu: str | None, lineno: int):
     if not isinstance(gpu, str):
         raise ValueError(f"{where}: no GPU: give \"gpu\" in the line or --gpu")
     spec = _gpu(gpu)
-    problem = GemmProblem.from_record(rec, where)
+    problem = _problem(rec, where)
     if "config" not in rec:
         raise ValueError(f"{where}: missing \"config\" object")
     return spec, problem, _config(rec["config"], f"{where}: config")
