@@ -403,7 +403,8 @@ def test_unaligned_kernel_costs_are_the_source_of_their_priors(capsys):
 def test_tf32_b_copy_cost_is_the_source_of_its_prior_and_predicts_fresh_fp32_shapes(capsys):
     """fp32 runs tf32 wgmma with B copied transposed one element per lane (wavesim/kernels/gemm.py): the cost fitted on
     holdout/llm_fp32.jsonl is the prior, and with it the simulator ranks the fp32 configs of the shapes measured
-    afterwards (fresh18 and fresh29, never fitted) far better than without it, near what refitting on them would give."""
+    afterwards (fresh18 and fresh29, never fitted) far better than without it, near what refitting on them would
+    give."""
     from dataclasses import replace
 
     from validation import tf32
@@ -740,7 +741,8 @@ def test_fp32_kernels_with_one_stage_in_flight_are_slower_as_measured():
     """The tf32 B copy is issued by the CTA's own warps for the stage num_stages - 1 ahead: with one stage in flight
     (num_stages = 2) its issue and latency are exposed, and the H200 runs fp32 wgmma kernels ~11% slower than with two
     (same occupancy). Priced as SM-shared work alone the model saw 1%; with the whole copy in the chain it sees 27%, too
-    much (a share of it would fit, not shipped: NOTES session 19). fresh29 was measured after the rule was written."""
+    much (a share fits this ratio but loses the picks: NOTES session 19). fresh29 was measured after the rule was
+    written."""
     hw, sim = _extra_stage_ratios("validation/data/h200/fresh29/fp32_fresh29.jsonl", 10 ** 6, stages=(2,),
                                   dtype="fp32", wgmma_only=True)
     assert hw < 0.93                               # measured 0.898
