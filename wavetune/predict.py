@@ -41,40 +41,37 @@ def _calibration(source: str | None, gpu_id: str):
     return load_calibration(source, gpu_id)
 
 
-_CONFIGS: dict[tuple, LaunchConfig] = {}  # config objects by their JSON items: lines repeat few configs
+# Validated objects by their JSON values: lines repeat few configs and shapes.
+_CONFIGS: dict[tuple, LaunchConfig] = {}
+_PROBLEMS: dict[tuple, GemmProblem] = {}
+_CACHE_MAX = 100_000
+
+
+def _validated(cache: dict, key: tuple, ints: Iterable[Any], build):
+    """cache[key], else build() (which raises ValueError naming a bad value) cached under key. True == 1 and 1.0 == 1
+    as dict keys, so a hit counts only where the values that must be integers are exactly ints."""
+    try:
+        hit = cache.get(key)
+    except TypeError:  # an unhashable value: build() names it
+        hit = None
+    if hit is not None and all(type(v) is int for v in ints):
+        return hit
+    obj = build()
+    if len(cache) < _CACHE_MAX:
+        cache[key] = obj
+    return obj
 
 
 def _config(d: Any, where: str) -> LaunchConfig:
-    try:
-        key = tuple(d.items())
-        hit = _CONFIGS[key]
-        # True == 1 and 1.0 == 1 as keys: only exact ints may share a cached (validated) config
-        if all(type(v) is int for _, v in key):
-            return hit
-        raise KeyError
-    except (AttributeError, TypeError, KeyError):
-        cfg = LaunchConfig.from_dict(d, where)
-        if isinstance(d, dict) and len(_CONFIGS) < 100_000:
-            _CONFIGS[tuple(d.items())] = cfg
-        return cfg
-
-
-_PROBLEMS: dict[tuple, GemmProblem] = {}  # problem objects by their JSON values: lines repeat few shapes
+    if not isinstance(d, dict):
+        return LaunchConfig.from_dict(d, where)
+    key = tuple(d.items())
+    return _validated(_CONFIGS, key, d.values(), lambda: LaunchConfig.from_dict(d, where))
 
 
 def _problem(rec: dict[str, Any], where: str) -> GemmProblem:
     key = (rec.get("M"), rec.get("N"), rec.get("K"), rec.get("dtype", "bf16"))
-    try:
-        hit = _PROBLEMS.get(key)
-    except TypeError:  # an unhashable value: from_record names the problem
-        hit = None
-    # True == 1 and 1.0 == 1 as keys: only exact ints may share a cached (validated) problem
-    if hit is not None and all(type(v) is int for v in key[:3]):
-        return hit
-    problem = GemmProblem.from_record(rec, where)
-    if len(_PROBLEMS) < 100_000:
-        _PROBLEMS[key] = problem
-    return problem
+    return _validated(_PROBLEMS, key, key[:3], lambda: GemmProblem.from_record(rec, where))
 
 
 def _parse(rec: dict[str, Any], default_gpu: str | None, lineno: int):
