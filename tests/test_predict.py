@@ -59,6 +59,11 @@ def test_a_value_equal_to_a_seen_one_but_not_an_integer_is_still_refused(tmp_pat
     assert "'BLOCK_M' must be an integer, got 128.0" in out[3]["error"]
 
 
+def test_a_dtype_that_is_not_a_string_is_a_line_error_not_a_crash(tmp_path):
+    out = run_predict(tmp_path, [rec(512, dtype=["bf16"]), rec(512)])
+    assert "dtype" in out[0]["error"] and "supported" in out[0]["error"] and out[1]["sim_ms"] > 0
+
+
 def test_calibration_changes_the_prediction_and_bad_file_is_reported(tmp_path):
     specs = run_predict(tmp_path, [rec(512)])[0]["sim_ms"]
     cal = run_predict(tmp_path, [rec(512)], "--calibration", "auto")[0]["sim_ms"]

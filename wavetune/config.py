@@ -116,7 +116,7 @@ class GemmProblem:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"problem {name}={v!r}: must be a positive integer")
-        if self.dtype not in DTYPE_BYTES:
+        if not isinstance(self.dtype, str) or self.dtype not in DTYPE_BYTES:
             raise ValueError(f"problem dtype={self.dtype!r}: unknown; supported: {sorted(DTYPE_BYTES)}")
 
     @property
