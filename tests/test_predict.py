@@ -104,3 +104,28 @@ def test_shapes_triton_compiles_unaligned_get_a_note(tmp_path):
     assert "sim_note" not in out[2] and out[2]["sim_ms"] > 0
     # measured on the H200: 3.6-7.5x cuBLAS's time unaligned, 1.0-1.3x padded (validation/data/h200/fresh14/)
     assert out[0]["sim_ms"] > 2 * run_predict(tmp_path, [rec(1000, N=5008, K=3008)])[0]["sim_ms"]
+
+
+def test_worker_processes_give_the_same_output_as_one(tmp_path, monkeypatch):
+    # blocks of 4 lines, so that 3 workers each get several; bad lines in later blocks keep their line numbers
+    monkeypatch.setattr("wavetune.predict.CHUNK", 4)
+    lines = [rec(m, tag=i) for i, m in enumerate(range(64, 64 * 24, 64))]
+    lines[9], lines[14] = "{not json", rec(512, gpu="h300", tag=14)
+    inp, outs = tmp_path / "in.jsonl", []
+    inp.write_text("".join((l if isinstance(l, str) else json.dumps(l)) + "\n" for l in lines))
+    for jobs in ("1", "3"):
+        out = tmp_path / f"out{jobs}.jsonl"
+        assert main(["predict", "--input", str(inp), "--output", str(out), "--calibration", "auto", "--jobs", jobs]) == 0
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
+    got = [json.loads(x) for x in outs[1].splitlines()]
+    assert [o.get("tag") for o in got] == [None if i == 9 else i for i in range(23)]
+    assert got[9]["line"] == 10 and "not valid JSON" in got[9]["error"] and "h200" in got[14]["error"]
+    assert all(o["sim_ms"] > 0 for i, o in enumerate(got) if i not in (9, 14))
+
+
+def test_jobs_below_zero_is_refused(tmp_path, capsys):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text(json.dumps(rec(512)) + "\n")
+    assert main(["predict", "--input", str(inp), "--jobs", "-2"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err

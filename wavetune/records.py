@@ -15,7 +15,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 
 @dataclass(frozen=True)
@@ -25,10 +25,11 @@ class BadLine:
     error: str
 
 
-def iter_jsonl_text(stream: IO[str], source: str = "<stdin>") -> Iterator[tuple[int, str, dict[str, Any] | BadLine]]:
-    """Yield (line number, stripped text, object) for each non-blank line; a line that is not a JSON
-    object gives a BadLine in place of the object."""
-    for lineno, line in enumerate(stream, start=1):
+def iter_jsonl_text(stream: Iterable[str], source: str = "<stdin>",
+                    start: int = 1) -> Iterator[tuple[int, str, dict[str, Any] | BadLine]]:
+    """Yield (line number, stripped text, object) for each non-blank line, numbered from `start`; a line that is
+    not a JSON object gives a BadLine in place of the object."""
+    for lineno, line in enumerate(stream, start=start):
         text = line.strip()
         if not text:
             continue
@@ -53,7 +54,7 @@ def extend_line(text: str, obj: dict[str, Any], extra: dict[str, Any]) -> str:
     """The JSON line of {**obj, **extra}, reusing the input's text when extra adds only new keys (no
     re-encoding of the input: the batch commands' hot path)."""
     if obj and text.endswith("}") and not (extra.keys() & obj.keys()):
-        return text[:-1] + ", " + json.dumps(extra, separators=(", ", ": "))[1:]
+        return text[:-1] + ", " + json.dumps(extra)[1:]
     return dumps({**obj, **extra})
 
 
@@ -94,7 +95,7 @@ def open_out(path: str | None):
 
 
 def dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(", ", ": "))
+    return json.dumps(obj)  # the default separators ", " and ": " (and the encoder json caches for them)
 
 
 def read_jsonl_file(path: str | Path) -> list[dict[str, Any]]:

@@ -81,7 +81,6 @@ import numpy as np
 
 from ..result import SimResult, Trace
 from . import closed_form as _closed_form
-from . import fast as _fast
 from . import reference as _reference
 from .reference import EPS_REL, ReferenceEngine
 from .workload import Workload, jitter_factors
@@ -109,7 +108,9 @@ def run(workload: Workload, *, engine: str = "auto", jitter_cv: float = 0.0, see
             raise ValueError("the closed form has no jitter; use engine='fast' or 'reference'")
         return _closed_form.simulate(wl, trace)
     if engine == "fast":
-        return _fast.simulate(wl, trace)
+        from . import fast  # numba: imported on first use (a third of a second that predict does not need)
+
+        return fast.simulate(wl, trace)
     return _reference.simulate(wl, trace)
 
 
