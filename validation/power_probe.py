@@ -1,0 +1,117 @@
+"""Clock and power under sustained GEMM load: does the H200's power management slow a config that keeps its tensor
+cores busier? (needs a GPU)
+
+    python3 -m validation.power_probe --configs C.jsonl --shapes 1024x8192x3584,16384x8192x3584 --out P.jsonl
+
+For each (config, shape), in an order shuffled by --seed: the kernel runs back to back for --hold-s seconds (long
+enough for the power management to settle on a clock), then is timed as the profiler times it (validation/profiler.py:
+L2 flushed before each launch, CUDA events, median of --reps) while a thread samples NVML every 2 ms: the SM clock, the
+board power and the clock-event (throttle) reasons. One JSON line per pair: ms, ms_p20, ms_p80, sm_mhz (median and
+min), power_w (median), reasons (the OR of the bitmasks seen; NVML: 0x4 software power cap, 0x20 software thermal,
+0x40 hardware thermal, 0x80 hardware power brake). The measurement files' records carry only NVML's clock read
+between launches; this reads it while the kernel runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import threading
+import time
+from pathlib import Path
+
+from validation.profiler import _Bench, _nvml_handle, environment
+from validation.shapesets import parse_shape
+from wavetune.config import GemmProblem, LaunchConfig
+from wavetune.records import read_jsonl_file
+
+SAMPLE_S = 0.002
+
+
+class _Sampler(threading.Thread):
+    """NVML SM clock (MHz), power (W) and clock-event reasons, every SAMPLE_S while running."""
+
+    def __init__(self, nvml, handle):
+        super().__init__(daemon=True)
+        self.nvml, self.h = nvml, handle
+        self.mhz: list[int] = []
+        self.watts: list[float] = []
+        self.reasons = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        reasons = getattr(self.nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+            getattr(self.nvml, "nvmlDeviceGetCurrentClocksThrottleReasons")
+        while not self.stop.is_set():
+            self.mhz.append(self.nvml.nvmlDeviceGetClockInfo(self.h, self.nvml.NVML_CLOCK_SM))
+            self.watts.append(self.nvml.nvmlDeviceGetPowerUsage(self.h) / 1e3)
+            self.reasons |= int(reasons(self.h))
+            time.sleep(SAMPLE_S)
+
+
+def probe(configs: list[LaunchConfig], shapes: list[GemmProblem], out: Path, reps: int, hold_s: float,
+          seed: int) -> None:
+    import pynvml
+    import torch
+
+    from validation.kernels.gemm import gemm
+
+    pynvml.nvmlInit()
+    handle = _nvml_handle(pynvml)
+    bench = _Bench("cuda")
+    env = environment("cuda")
+    pairs = [(p, c) for p in shapes for c in configs]
+    random.Random(seed).shuffle(pairs)
+    tensors: dict[tuple, tuple] = {}
+    with out.open("a") as f:
+        for p, cfg in pairs:
+            if (p.M, p.N, p.K) not in tensors:
+                tensors.clear()  # one shape's operands at a time
+                a = torch.randn((p.M, p.K), device="cuda", dtype=torch.bfloat16)
+                b = torch.randn((p.K, p.N), device="cuda", dtype=torch.bfloat16)
+                tensors[(p.M, p.N, p.K)] = (a, b, torch.empty((p.M, p.N), device="cuda", dtype=torch.bfloat16))
+            a, b, cc = tensors[(p.M, p.N, p.K)]
+
+            def fn():
+                gemm(a, b, cfg, cc)
+
+            fn()
+            torch.cuda.synchronize()
+            t_end = time.perf_counter() + hold_s
+            while time.perf_counter() < t_end:  # sustained load: let the power management settle
+                for _ in range(8):
+                    fn()
+                torch.cuda.synchronize()
+            sampler = _Sampler(pynvml, handle)
+            sampler.start()
+            ts = bench.times_ms(fn, reps)
+            sampler.stop.set()
+            sampler.join()
+            s = sorted(ts)
+            rec = {"schema": 1, "kind": "power_probe", "gpu": "h200", "dtype": "bf16", "M": p.M, "N": p.N, "K": p.K,
+                   "config": cfg.to_dict(), "ms": statistics.median(ts), "ms_p20": s[int(0.2 * len(s))],
+                   "ms_p80": s[min(len(s) - 1, int(0.8 * len(s)))], "reps": reps, "hold_s": hold_s, "seed": seed,
+                   "sm_mhz": statistics.median(sampler.mhz), "sm_mhz_min": min(sampler.mhz),
+                   "power_w": statistics.median(sampler.watts), "reasons": sampler.reasons,
+                   "samples": len(sampler.mhz), "env": env}
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--configs", required=True, help="JSONL of launch configs (one object per line)")
+    ap.add_argument("--shapes", required=True, help="MxNxK list, comma-separated")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--hold-s", type=float, default=0.3)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    configs = [LaunchConfig.from_dict(d, f"{a.configs}:{i + 1}") for i, d in enumerate(read_jsonl_file(a.configs))]
+    probe(configs, [parse_shape(t, "bf16") for t in a.shapes.split(",")], Path(a.out), a.reps, a.hold_s, a.seed)
+
+
+if __name__ == "__main__":
+    main()
