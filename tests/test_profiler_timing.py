@@ -119,3 +119,36 @@ def test_parallel_compiles_time_out_one_by_one_and_stop_at_the_budget():
     # two workers hang on x and y until the budget; the third runs z, then w
     assert sorted(not_run) == ["x", "y"] and timed_out == [] and results == {"z": 0.1, "w": 0.1}
     assert time.perf_counter() - t0 < 30
+
+
+def test_the_power_probe_sampler_reads_clock_power_and_ors_the_throttle_reasons():
+    # validation.power_probe samples NVML while a kernel runs; here NVML is a stand-in whose readings change
+    import itertools
+    import time
+
+    from validation.power_probe import _Sampler
+
+    class FakeNVML:
+        NVML_CLOCK_SM = 1
+        clocks = itertools.cycle([1500, 1400])
+        reasons = itertools.cycle([0x4, 0x0, 0x80])
+
+        def nvmlDeviceGetClockInfo(self, h, which):
+            assert which == self.NVML_CLOCK_SM
+            return next(self.clocks)
+
+        def nvmlDeviceGetPowerUsage(self, h):
+            return 690_000  # milliwatts
+
+        def nvmlDeviceGetCurrentClocksThrottleReasons(self, h):  # the older name: the sampler falls back to it
+            return next(self.reasons)
+
+    s = _Sampler(FakeNVML(), handle=None)
+    s.start()
+    deadline = time.time() + 5
+    while len(s.mhz) < 3 and time.time() < deadline:
+        time.sleep(0.005)
+    s.stop.set()
+    s.join()
+    assert len(s.mhz) >= 3 and set(s.mhz) <= {1500, 1400} and set(s.watts) == {690.0}
+    assert s.reasons == 0x84  # software power cap | hardware power brake, over the samples
