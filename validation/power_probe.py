@@ -8,7 +8,8 @@ enough for the power management to settle on a clock), then is timed as the prof
 L2 flushed before each launch, CUDA events, median of --reps) while a thread samples NVML every 2 ms: the SM clock, the
 board power and the clock-event (throttle) reasons. One JSON line per pair: ms, ms_p20, ms_p80, sm_mhz (median and
 min), power_w (median), reasons (the OR of the bitmasks seen; NVML: 0x4 software power cap, 0x20 software thermal,
-0x40 hardware thermal, 0x80 hardware power brake). The measurement files' records carry only NVML's clock read
+0x40 hardware thermal, 0x80 hardware power brake); a config that cannot launch gets "status": "error" and its
+reason, and the others go on. The measurement files' records carry only NVML's clock read
 between launches; this reads it while the kernel runs.
 """
 
@@ -77,8 +78,15 @@ def probe(configs: list[LaunchConfig], shapes: list[GemmProblem], out: Path, rep
             def fn():
                 gemm(a, b, cfg, cc)
 
-            fn()
-            torch.cuda.synchronize()
+            base = {"schema": 1, "kind": "power_probe", "gpu": "h200", "dtype": "bf16", "M": p.M, "N": p.N, "K": p.K,
+                    "config": cfg.to_dict(), "seed": seed}
+            try:
+                fn()
+                torch.cuda.synchronize()
+            except Exception as e:  # noqa: BLE001 (a config that cannot launch here: say so and go on)
+                f.write(json.dumps({**base, "status": "error", "error": str(e).splitlines()[0]}) + "\n")
+                f.flush()
+                continue
             t_end = time.perf_counter() + hold_s
             while time.perf_counter() < t_end:  # sustained load: let the power management settle
                 for _ in range(8):
@@ -90,9 +98,8 @@ def probe(configs: list[LaunchConfig], shapes: list[GemmProblem], out: Path, rep
             sampler.stop.set()
             sampler.join()
             s = sorted(ts)
-            rec = {"schema": 1, "kind": "power_probe", "gpu": "h200", "dtype": "bf16", "M": p.M, "N": p.N, "K": p.K,
-                   "config": cfg.to_dict(), "ms": statistics.median(ts), "ms_p20": s[int(0.2 * len(s))],
-                   "ms_p80": s[min(len(s) - 1, int(0.8 * len(s)))], "reps": reps, "hold_s": hold_s, "seed": seed,
+            rec = {**base, "status": "ok", "ms": statistics.median(ts), "ms_p20": s[int(0.2 * len(s))],
+                   "ms_p80": s[min(len(s) - 1, int(0.8 * len(s)))], "reps": reps, "hold_s": hold_s,
                    "sm_mhz": statistics.median(sampler.mhz), "sm_mhz_min": min(sampler.mhz),
                    "power_w": statistics.median(sampler.watts), "reasons": sampler.reasons,
                    "samples": len(sampler.mhz), "env": env}

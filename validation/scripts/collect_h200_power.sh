@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Session-20 H200 collection (GPU machine, repository root; $OUT receives copies): clock, power and time of 8 configs
-# that differ in num_stages (and 2 -> 1 CTAs/SM) under sustained load, on light and full-chip shapes, two passes in
-# shuffled orders (validation/power_probe.py). Question: at full load the hardware gains nothing from the stage that
-# the model says is worth 5-10% (NOTES session 19); is the deeper pipeline's gain eaten by a lower clock?
-# usage: BUDGET=seconds bash validation/scripts/collect_h200_power.sh
+# H200 collection (GPU machine, repository root; $OUT receives copies): clock, power and time of GEMM configs under
+# sustained load, in shuffled orders (validation/power_probe.py).
+# Session 20, first run (defaults): 8 configs that differ in num_stages (and 2 -> 1 CTAs/SM) on light and full-chip
+# shapes, two passes. Question: at full load the hardware gains nothing from the stage that the model says is worth
+# 5-10% (NOTES session 19); is the deeper pipeline's gain eaten by a lower clock?
+# Second run: every third config of the broad space on three full-chip shapes, one pass, for a power model:
+#   CONFIGS=validation/data/h200/power/configs_power_broad.jsonl FILE=power_probe_broad.jsonl SEEDS=2 \
+#   SHAPES=4096x8192x3584,16384x7168x8192,8192x12288x64 bash validation/scripts/collect_h200_power.sh
+# usage: BUDGET=seconds [CONFIGS=... SHAPES=... SEEDS="0 1" FILE=...] bash validation/scripts/collect_h200_power.sh
 DEFAULT_BUDGET=420 . "$(dirname "$0")/common.sh"
 P=validation/data/h200/power
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_power.txt"
-SHAPES=256x8192x3584,1024x8192x3584,4096x8192x3584,16384x8192x3584,16384x7168x8192,8192x28672x4096
-for seed in 0 1; do
-    timeout $(( $(left) - 10 )) python3 -m validation.power_probe --configs $P/configs_power.jsonl --shapes $SHAPES \
-        --seed $seed --out $P/power_probe.jsonl
+CONFIGS=${CONFIGS:-$P/configs_power.jsonl}
+SHAPES=${SHAPES:-256x8192x3584,1024x8192x3584,4096x8192x3584,16384x8192x3584,16384x7168x8192,8192x28672x4096}
+SEEDS=${SEEDS:-0 1}
+FILE=${FILE:-power_probe.jsonl}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee -a "$OUT/nvidia_smi_power.txt"
+for seed in $SEEDS; do
+    timeout $(( $(left) - 10 )) python3 -m validation.power_probe --configs $CONFIGS --shapes $SHAPES \
+        --seed $seed --out $P/$FILE
 done
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv | tee -a "$OUT/nvidia_smi_power.txt"
-cp $P/power_probe.jsonl "$OUT/"
+cp $P/$FILE "$OUT/"
 ls -la "$OUT"
