@@ -46,6 +46,8 @@ def _calibration(source: str | None, gpu_id: str):
 # Validated objects by their JSON values: lines repeat few configs and shapes.
 _CONFIGS: dict[tuple, LaunchConfig] = {}
 _PROBLEMS: dict[tuple, GemmProblem] = {}
+# Occupancy by (GPU id, config, dtype, alignment): hashing a whole GPUSpec per line costs more.
+_OCCUPANCIES: dict[tuple, Any] = {}
 _CACHE_MAX = 100_000
 
 
@@ -108,8 +110,11 @@ def annotate(chunk: list[tuple[int, dict | BadLine]], default_gpu: str | None = 
             spec, problem, config = _parse(rec, default_gpu, lineno)
             okey = (spec.id, config, problem.dtype, problem.N % TRITON_DIVISIBILITY > 0,
                     problem.K % TRITON_DIVISIBILITY > 0)
-            occ = _OCCUPANCIES.get(okey) or _OCCUPANCIES.setdefault(
-                okey, config_occupancy(spec, config, problem.dtype, problem.N, problem.K)[0])
+            occ = _OCCUPANCIES.get(okey)
+            if occ is None:
+                occ = config_occupancy(spec, config, problem.dtype, problem.N, problem.K)[0]
+                if len(_OCCUPANCIES) < _CACHE_MAX:
+                    _OCCUPANCIES[okey] = occ
         except (ValueError, KeyError) as e:
             out.append((lineno, rec, {"error": str(e.args[0] if e.args else e)}))
             continue
@@ -137,10 +142,6 @@ def annotate(chunk: list[tuple[int, dict | BadLine]], default_gpu: str | None = 
             if note := alignment_note(p.N, p.K):
                 out[i][2]["sim_note"] = note
     return out
-
-
-# Occupancy by (GPU id, config, dtype, alignment): hashing a whole GPUSpec per line costs more.
-_OCCUPANCIES: dict[tuple, Any] = {}
 
 
 def predict_block(start: int, lines: list[str], source: str, default_gpu: str | None,
