@@ -82,6 +82,18 @@ def test_stdin_stdout(monkeypatch, capsys):
     assert json.loads(capsys.readouterr().out)["waves"] == 1
 
 
+def test_a_stdin_stream_of_many_blocks_goes_through_the_workers_in_order(monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("wavetune.predict.CHUNK", 2)
+    ms = [64 * (i + 1) for i in range(9)]  # 5 blocks, more than the 2 x jobs the workers hold at once
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(json.dumps(rec(m, tag=i)) + "\n" for i, m in enumerate(ms))))
+    assert main(["predict", "--jobs", "2"]) == 0
+    out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [o["tag"] for o in out] == list(range(9)) and [o["M"] for o in out] == ms
+    assert all(o["sim_ms"] > 0 for o in out)
+
+
 def test_missing_input_file_is_a_clear_error(tmp_path, capsys):
     assert main(["predict", "--input", str(tmp_path / "nope.jsonl")]) == 2
     assert "does not exist" in capsys.readouterr().err
