@@ -152,3 +152,31 @@ def test_the_power_probe_sampler_reads_clock_power_and_ors_the_throttle_reasons(
     s.join()
     assert len(s.mhz) >= 3 and set(s.mhz) <= {1500, 1400} and set(s.watts) == {690.0}
     assert s.reasons == 0x84  # software power cap | hardware power brake, over the samples
+
+
+def test_the_power_probe_names_bad_input_and_a_missing_gpu_before_measuring(tmp_path):
+    import json as _json
+
+    import pytest
+
+    from validation.power_probe import main
+
+    cfgs = tmp_path / "c.jsonl"
+    cfgs.write_text(_json.dumps({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4,
+                                 "num_stages": 3}) + "\n")
+    out = tmp_path / "p.jsonl"
+    with pytest.raises(SystemExit, match="expected MxNxK"):
+        main(["--configs", str(cfgs), "--shapes", "512x4096", "--out", str(out)])
+    with pytest.raises(SystemExit, match="No such file"):
+        main(["--configs", str(tmp_path / "none.jsonl"), "--shapes", "512x4096x4096", "--out", str(out)])
+    try:
+        import pynvml  # noqa: F401
+        import torch
+
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if not gpu:  # this machine cannot measure: the probe says why instead of failing inside the driver
+        with pytest.raises(SystemExit, match="not installed|no CUDA GPU"):
+            main(["--configs", str(cfgs), "--shapes", "512x4096x4096", "--out", str(out)])
+    assert not out.exists()  # nothing written, nothing lost

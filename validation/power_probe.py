@@ -54,8 +54,15 @@ class _Sampler(threading.Thread):
 
 def probe(configs: list[LaunchConfig], shapes: list[GemmProblem], out: Path, reps: int, hold_s: float,
           seed: int) -> None:
-    import pynvml
-    import torch
+    try:
+        import pynvml
+        import torch
+    except ImportError as e:
+        raise SystemExit(f"validation.power_probe: {e.name} is not installed; the probe needs torch and NVML's Python "
+                         "bindings (pip install nvidia-ml-py) on a machine with an NVIDIA GPU") from None
+    if not torch.cuda.is_available():
+        raise SystemExit("validation.power_probe: no CUDA GPU is visible (torch.cuda.is_available() is False); "
+                         "run it on the GPU machine (validation/scripts/collect_h200_power.sh)")
 
     from validation.kernels.gemm import gemm
 
@@ -116,8 +123,12 @@ def main(argv=None) -> None:
     ap.add_argument("--hold-s", type=float, default=0.3)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
-    configs = [LaunchConfig.from_dict(d, f"{a.configs}:{i + 1}") for i, d in enumerate(read_jsonl_file(a.configs))]
-    probe(configs, [parse_shape(t, "bf16") for t in a.shapes.split(",")], Path(a.out), a.reps, a.hold_s, a.seed)
+    try:  # every input is checked before the GPU is touched
+        configs = [LaunchConfig.from_dict(d, f"{a.configs}:{i + 1}") for i, d in enumerate(read_jsonl_file(a.configs))]
+        shapes = [parse_shape(t, "bf16") for t in a.shapes.split(",")]
+    except (ValueError, OSError) as e:
+        raise SystemExit(f"validation.power_probe: {e}") from None
+    probe(configs, shapes, Path(a.out), a.reps, a.hold_s, a.seed)
 
 
 if __name__ == "__main__":
