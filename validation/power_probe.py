@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from validation.profiler import _Bench, _nvml_handle, environment
+from validation.profiler import _Bench, _nvml_handle, _quantile, environment
 from validation.shapesets import parse_shape
 from wavetune.config import GemmProblem, LaunchConfig
 from wavetune.records import read_jsonl_file
@@ -104,9 +104,8 @@ def probe(configs: list[LaunchConfig], shapes: list[GemmProblem], out: Path, rep
             ts = bench.times_ms(fn, reps)
             sampler.stop.set()
             sampler.join()
-            s = sorted(ts)
-            rec = {**base, "status": "ok", "ms": statistics.median(ts), "ms_p20": s[int(0.2 * len(s))],
-                   "ms_p80": s[min(len(s) - 1, int(0.8 * len(s)))], "reps": reps, "hold_s": hold_s,
+            rec = {**base, "status": "ok", "ms": statistics.median(ts), "ms_p20": _quantile(ts, 0.2),
+                   "ms_p80": _quantile(ts, 0.8), "reps": reps, "hold_s": hold_s,
                    "sm_mhz": statistics.median(sampler.mhz), "sm_mhz_min": min(sampler.mhz),
                    "power_w": statistics.median(sampler.watts), "reasons": sampler.reasons,
                    "samples": len(sampler.mhz), "env": env}

@@ -110,11 +110,8 @@ def annotate(chunk: list[tuple[int, dict | BadLine]], default_gpu: str | None = 
             spec, problem, config = _parse(rec, default_gpu, lineno)
             okey = (spec.id, config, problem.dtype, problem.N % TRITON_DIVISIBILITY > 0,
                     problem.K % TRITON_DIVISIBILITY > 0)
-            occ = _OCCUPANCIES.get(okey)
-            if occ is None:
-                occ = config_occupancy(spec, config, problem.dtype, problem.N, problem.K)[0]
-                if len(_OCCUPANCIES) < _CACHE_MAX:
-                    _OCCUPANCIES[okey] = occ
+            occ = _validated(_OCCUPANCIES, okey, (),
+                             lambda: config_occupancy(spec, config, problem.dtype, problem.N, problem.K)[0])
         except (ValueError, KeyError) as e:
             out.append((lineno, rec, {"error": str(e.args[0] if e.args else e)}))
             continue
