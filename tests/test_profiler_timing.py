@@ -180,3 +180,34 @@ def test_the_power_probe_names_bad_input_and_a_missing_gpu_before_measuring(tmp_
         with pytest.raises(SystemExit, match="not installed|no CUDA GPU"):
             main(["--configs", str(cfgs), "--shapes", "512x4096x4096", "--out", str(out)])
     assert not out.exists()  # nothing written, nothing lost
+
+
+def test_a_probe_file_splits_into_one_measurement_file_per_seed_that_the_staircase_reads(tmp_path):
+    import json as _json
+
+    import pytest
+
+    from validation.measurements import load_measurements
+    from validation.power_probe import main
+
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
+    base = {"schema": 1, "kind": "power_probe", "gpu": "h200", "dtype": "bf16", "N": 4096, "K": 4096, "config": cfg}
+    recs = [{**base, "M": 64 * (i + 1), "seed": seed, "status": "ok", "ms": 0.04 + 0.001 * i + 0.01 * seed,
+             "sm_mhz": 1900 - 10 * i, "power_w": 600.0, "reasons": 4} for seed in (0, 1) for i in range(3)]
+    recs.append({**base, "M": 512, "seed": 1, "status": "error", "error": "out of resource: shared memory"})
+    probe = tmp_path / "p.jsonl"
+    probe.write_text("".join(_json.dumps(r) + "\n" for r in recs))
+    main(["--split-passes", str(probe), "--out", str(tmp_path / "s")])
+    p0, p1 = (load_measurements(tmp_path / f"s_seed{s}.jsonl") for s in (0, 1))
+    assert [(m.problem.M, m.ms, m.record["sm_mhz"]) for m in p0] == [(64, 0.04, 1900), (128, 0.041, 1890),
+                                                                      (192, 0.042, 1880)]
+    assert [m.status for m in p1] == ["ok", "ok", "ok", "error"] and p1[0].ms == pytest.approx(0.05)
+    assert all(m.record["regime"].startswith("sustained") for m in p0 + p1)
+    # a file that is not the probe's is named, and nothing is written for it
+    bad = tmp_path / "m.jsonl"
+    bad.write_text(_json.dumps({**base, "kind": "gemm", "M": 64, "seed": 0}) + "\n")
+    with pytest.raises(SystemExit, match="not a power_probe record"):
+        main(["--split-passes", str(bad), "--out", str(tmp_path / "t")])
+    assert not list(tmp_path.glob("t_seed*"))
+    with pytest.raises(SystemExit, match="--configs and --shapes are required"):
+        main(["--out", str(tmp_path / "x.jsonl")])

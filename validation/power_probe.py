@@ -11,6 +11,12 @@ min), power_w (median), reasons (the OR of the bitmasks seen; NVML: 0x4 software
 0x40 hardware thermal, 0x80 hardware power brake); a config that cannot launch gets "status": "error" and its
 reason, and the others go on. The measurement files' records carry only NVML's clock read
 between launches; this reads it while the kernel runs.
+
+    python3 -m validation.power_probe --split-passes P.jsonl --out PREFIX
+
+writes each seed's records of a probe file as a measurement file (validation/measurements.py), PREFIX_seed<N>.jsonl,
+so that `wavetune staircase` and `wavetune validate` score the simulator against the sustained regime, one pass per
+seed (the profiler's own files hold a lighter regime: its L2 flush between short launches keeps the clock higher).
 """
 
 from __future__ import annotations
@@ -113,15 +119,49 @@ def probe(configs: list[LaunchConfig], shapes: list[GemmProblem], out: Path, rep
             f.flush()
 
 
+# Probe fields a measurement record keeps (the rest of a measurement record is fixed: a Triton GEMM, status as probed).
+_KEPT = ("gpu", "dtype", "M", "N", "K", "config", "status", "ms", "error", "sm_mhz", "power_w", "reasons", "env")
+
+
+def split_passes(probe_file: str | Path, prefix: str | Path) -> list[Path]:
+    """One measurement file per seed of a probe file (PREFIX_seed<N>.jsonl, overwritten); returns their paths."""
+    by_seed: dict[int, list[dict]] = {}
+    for i, r in enumerate(read_jsonl_file(probe_file)):
+        if r.get("kind") != "power_probe" or not isinstance(r.get("seed"), int):
+            raise ValueError(f"{probe_file}:{i + 1}: not a power_probe record with an integer seed; pass a file "
+                             "written by `python3 -m validation.power_probe`")
+        by_seed.setdefault(r["seed"], []).append(
+            {"schema": 1, "kernel": "gemm", "backend": "triton", "regime": "sustained (validation.power_probe)",
+             **{k: r[k] for k in _KEPT if k in r}})
+    paths = []
+    for seed, recs in sorted(by_seed.items()):
+        path = Path(f"{prefix}_seed{seed}.jsonl")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        paths.append(path)
+    return paths
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--configs", required=True, help="JSONL of launch configs (one object per line)")
-    ap.add_argument("--shapes", required=True, help="MxNxK list, comma-separated")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--configs", help="JSONL of launch configs (one object per line)")
+    ap.add_argument("--shapes", help="MxNxK list, comma-separated")
+    ap.add_argument("--out", required=True, help="probe file to append to (with --split-passes: the output prefix)")
+    ap.add_argument("--split-passes", metavar="PROBE_FILE",
+                    help="no GPU: write each seed of PROBE_FILE as a measurement file OUT_seed<N>.jsonl")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--hold-s", type=float, default=0.3)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
+    if a.split_passes:
+        try:
+            for path in split_passes(a.split_passes, a.out):
+                print(path)
+        except (ValueError, OSError) as e:
+            raise SystemExit(f"validation.power_probe: {e}") from None
+        return
+    if not (a.configs and a.shapes):
+        raise SystemExit("validation.power_probe: --configs and --shapes are required to probe (or give --split-passes)")
     try:  # every input is checked before the GPU is touched
         configs = [LaunchConfig.from_dict(d, f"{a.configs}:{i + 1}") for i, d in enumerate(read_jsonl_file(a.configs))]
         shapes = [parse_shape(t, "bf16") for t in a.shapes.split(",")]

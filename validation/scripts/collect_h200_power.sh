@@ -7,6 +7,11 @@
 # Second run: every third config of the broad space on three full-chip shapes, one pass, for a power model:
 #   CONFIGS=validation/data/h200/power/configs_power_broad.jsonl FILE=power_probe_broad.jsonl SEEDS=2 \
 #   SHAPES=4096x8192x3584,16384x7168x8192,8192x12288x64 bash validation/scripts/collect_h200_power.sh
+# Session 21, the M sweeps' 17 configs held (data README): CONFIGS=validation/data/h200/power/configs_msweep.jsonl
+#   FILE=power_probe_msweep_coarse.jsonl SHAPES=64x4096x4096,256x4096x4096,448x4096x4096,512x4096x4096,576x4096x4096,
+#   704x4096x4096,832x4096x4096,1024x4096x4096,1088x4096x4096,1600x4096x4096,2112x4096x4096,256x8192x2048,320x8192x2048,
+#   448x8192x2048,512x8192x2048; then the dense sweeps FILE=power_msweep_4096x4096.jsonl (M = 64..2176 step 64) and
+#   FILE=power_msweep_8192x2048.jsonl (M = 64..1216 step 64).
 # usage: BUDGET=seconds [CONFIGS=... SHAPES=... SEEDS="0 1" FILE=...] bash validation/scripts/collect_h200_power.sh
 DEFAULT_BUDGET=420 . "$(dirname "$0")/common.sh"
 P=validation/data/h200/power
