@@ -12,7 +12,10 @@
 #   704x4096x4096,832x4096x4096,1024x4096x4096,1088x4096x4096,1600x4096x4096,2112x4096x4096,256x8192x2048,320x8192x2048,
 #   448x8192x2048,512x8192x2048; then the dense sweeps FILE=power_msweep_4096x4096.jsonl (M = 64..2176 step 64) and
 #   FILE=power_msweep_8192x2048.jsonl (M = 64..1216 step 64).
-# usage: BUDGET=seconds [CONFIGS=... SHAPES=... SEEDS="0 1" FILE=...] bash validation/scripts/collect_h200_power.sh
+# Then the profiler's own regime (HOLD_S=0: no hold, L2 flushed between launches as the profiler does):
+#   HOLD_S=0 FILE=power_profiler_regime.jsonl CONFIGS=validation/data/h200/power/configs_msweep.jsonl
+#   SHAPES=<the 11 coarse shapes at 4096 x 4096 above>,4096x4096x4096,16384x4096x4096
+# usage: BUDGET=seconds [CONFIGS=... SHAPES=... SEEDS="0 1" FILE=... HOLD_S=0.3] bash validation/scripts/collect_h200_power.sh
 DEFAULT_BUDGET=420 . "$(dirname "$0")/common.sh"
 P=validation/data/h200/power
 CONFIGS=${CONFIGS:-$P/configs_power.jsonl}
@@ -22,7 +25,7 @@ FILE=${FILE:-power_probe.jsonl}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee -a "$OUT/nvidia_smi_power.txt"
 for seed in $SEEDS; do
     timeout $(( $(left) - 10 )) python3 -m validation.power_probe --configs $CONFIGS --shapes $SHAPES \
-        --seed $seed --out $P/$FILE
+        --seed $seed --hold-s ${HOLD_S:-0.3} --out $P/$FILE
 done
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv | tee -a "$OUT/nvidia_smi_power.txt"
 cp $P/$FILE "$OUT/"
