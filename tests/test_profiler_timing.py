@@ -193,7 +193,8 @@ def test_a_probe_file_splits_into_one_measurement_file_per_seed_that_the_stairca
     cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
     base = {"schema": 1, "kind": "power_probe", "gpu": "h200", "dtype": "bf16", "N": 4096, "K": 4096, "config": cfg}
     recs = [{**base, "M": 64 * (i + 1), "seed": seed, "status": "ok", "ms": 0.04 + 0.001 * i + 0.01 * seed,
-             "sm_mhz": 1900 - 10 * i, "power_w": 600.0, "reasons": 4} for seed in (0, 1) for i in range(3)]
+             "sm_mhz": 1900 - 10 * i, "power_w": 600.0, "reasons": 4, "hold_s": 0.3 * seed}
+            for seed in (0, 1) for i in range(3)]
     recs.append({**base, "M": 512, "seed": 1, "status": "error", "error": "out of resource: shared memory"})
     probe = tmp_path / "p.jsonl"
     probe.write_text("".join(_json.dumps(r) + "\n" for r in recs))
@@ -202,7 +203,8 @@ def test_a_probe_file_splits_into_one_measurement_file_per_seed_that_the_stairca
     assert [(m.problem.M, m.ms, m.record["sm_mhz"]) for m in p0] == [(64, 0.04, 1900), (128, 0.041, 1890),
                                                                       (192, 0.042, 1880)]
     assert [m.status for m in p1] == ["ok", "ok", "ok", "error"] and p1[0].ms == pytest.approx(0.05)
-    assert all(m.record["regime"].startswith("sustained") for m in p0 + p1)
+    assert all(m.record["regime"].startswith("burst") for m in p0)   # seed 0 was timed with no hold
+    assert all(m.record["regime"].startswith("sustained: held 0.3 s") for m in p1)
     # a file that is not the probe's is named, and nothing is written for it
     bad = tmp_path / "m.jsonl"
     bad.write_text(_json.dumps({**base, "kind": "gemm", "M": 64, "seed": 0}) + "\n")

@@ -130,14 +130,16 @@ def split_passes(probe_file: str | Path, prefix: str | Path) -> list[Path]:
         if r.get("kind") != "power_probe" or not isinstance(r.get("seed"), int):
             raise ValueError(f"{probe_file}:{i + 1}: not a power_probe record with an integer seed; pass a file "
                              "written by `python3 -m validation.power_probe`")
-        by_seed.setdefault(r["seed"], []).append(
-            {"schema": 1, "kernel": "gemm", "backend": "triton", "regime": "sustained (validation.power_probe)",
-             **{k: r[k] for k in _KEPT if k in r}})
+        by_seed.setdefault(r["seed"], []).append(r)
     paths = []
     for seed, recs in sorted(by_seed.items()):
+        hold = next((r["hold_s"] for r in recs if r.get("hold_s") is not None), None)   # error records lack it
+        regime = f"sustained: held {hold} s before timing" if hold else "burst: timed with no hold, as the profiler"
         path = Path(f"{prefix}_seed{seed}.jsonl")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        path.write_text("".join(json.dumps({"schema": 1, "kernel": "gemm", "backend": "triton",
+                                            "regime": f"{regime} (validation.power_probe)",
+                                            **{k: r[k] for k in _KEPT if k in r}}) + "\n" for r in recs))
         paths.append(path)
     return paths
 
