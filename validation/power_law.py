@@ -1,7 +1,7 @@
 """The SM clock a GEMM launch runs at under the board power cap, from the power probe's records (no GPU needed).
 
     python3 -m validation.power_law validation/data/h200/power/power_probe.jsonl \
-        validation/data/h200/power/power_probe_broad.jsonl
+        validation/data/h200/power/power_probe_broad.jsonl validation/data/h200/power/power_probe_light.jsonl
 
 Held back to back (validation/power_probe.py), a launch that moves more work per second draws more power, and once the
 board sits at its cap the power management lowers the clock until it fits. Least squares over the capped records
