@@ -1,0 +1,95 @@
+"""The SM clock inside GEMM launches timed as the profiler times them, from per-CTA traces (no GPU needed).
+
+    python3 -m validation.kernel_clock validation/data/h200/traces/*.npz
+
+Every traced CTA stores its clock64 cycles and its globaltimer nanoseconds (validation/kernels/gemm_trace.py, L2
+flushed before each launch as in validation/profiler.py), so cycles / ns is the SM clock it ran at. NVML, read between
+launches, mostly reports the boost clock; inside the kernel the clock follows the launch's tensor work within
+microseconds, long before the board reaches its power cap (validation/power_law.py: the held, capped regime).
+Least squares over the launches (each: the median clock of its CTAs) of
+
+    clock_MHz = intercept - slope x PFLOP/s
+
+with a launch's tensor FLOPs (2 x BM x BN x BK per K step per traced CTA: the tiles' work, as the simulator counts it)
+over its traced span. On the H200's committed traces (session 22): 2128 launches, clock = 1854 MHz - 413 per PFLOP/s,
+R^2 0.55, rms 65 MHz; files' medians 1537-1772 MHz, against NVML's 1980. The simulator assumes the boost clock
+throughout (its calibrated efficiencies absorb the mean); a launch clock on this law was tried and not shipped
+(NOTES.md, session 22).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from validation.trace import load_traces
+from wavetune.config import LaunchConfig
+
+MIN_LAUNCHES = 8  # a line through fewer launches says little
+
+
+def launch_clocks(trace_files: list[str | Path]) -> list[dict]:
+    """One row per traced launch: file, key, median in-kernel clock (MHz), traced span (s), tensor PFLOP/s."""
+    rows = []
+    for f in trace_files:
+        arrays, meta = load_traces(f)
+        if "N" not in meta or "K" not in meta:
+            raise ValueError(f"{f}: the trace's .json sidecar has no N and K (`wavetune trace` writes them)")
+        for key, a in sorted(arrays.items()):
+            cfg = LaunchConfig.from_key(key.split("/")[0])
+            start, end, cycles = a[:, 1].astype(np.float64), a[:, 2].astype(np.float64), a[:, 3].astype(np.float64)
+            dur = end - start
+            ok = dur > 0
+            if not ok.any():
+                continue
+            span_s = (end.max() - start.min()) * 1e-9
+            flops = 2.0 * cfg.BLOCK_M * cfg.BLOCK_N * cfg.BLOCK_K * math.ceil(meta["K"] / cfg.BLOCK_K) * len(a)
+            rows.append({"file": Path(f).name, "key": key, "mhz": float(np.median(cycles[ok] / dur[ok]) * 1e3),
+                         "span_s": float(span_s), "pflops": flops / span_s / 1e15})
+    return rows
+
+
+def kernel_clock_law(trace_files: list[str | Path]) -> dict:
+    """The least-squares line clock_MHz = intercept - slope x PFLOP/s over the traced launches, with per-file
+    medians."""
+    rows = launch_clocks(trace_files)
+    if len(rows) < MIN_LAUNCHES:
+        raise ValueError(f"{len(rows)} traced launches in {[str(f) for f in trace_files]}: too few to fit a clock law "
+                         f"(need {MIN_LAUNCHES}; collect more with `wavetune trace`)")
+    mhz = np.array([r["mhz"] for r in rows])
+    X = np.column_stack([np.ones(len(rows)), [r["pflops"] for r in rows]])
+    coef, *_ = np.linalg.lstsq(X, mhz, rcond=None)
+    resid = mhz - X @ coef
+    files = {}
+    for name in dict.fromkeys(r["file"] for r in rows):
+        mine = [r for r in rows if r["file"] == name]
+        files[name] = {"launches": len(mine), "mhz_median": float(np.median([r["mhz"] for r in mine])),
+                       "pflops_median": float(np.median([r["pflops"] for r in mine]))}
+    return {"launches": len(rows), "intercept_mhz": float(coef[0]), "mhz_per_pflops": float(-coef[1]),
+            "r2": float(1.0 - resid.var() / mhz.var()) if mhz.var() > 0 else 1.0,
+            "rms_mhz": float(np.sqrt(np.mean(resid ** 2))), "files": files}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.kernel_clock", description=__doc__.split("\n\n")[0])
+    ap.add_argument("traces", nargs="+", help="trace .npz files (each with its .json sidecar)")
+    a = ap.parse_args(argv)
+    try:
+        r = kernel_clock_law(a.traces)
+    except (ValueError, OSError) as e:
+        print(f"validation.kernel_clock: {e}", file=sys.stderr)
+        return 2
+    for name, f in r["files"].items():
+        print(f"{name}: {f['launches']} launches, in-kernel clock median {f['mhz_median']:.0f} MHz at "
+              f"{f['pflops_median']:.2f} PFLOP/s")
+    print(f"{r['launches']} launches: clock = {r['intercept_mhz']:.0f} MHz - {r['mhz_per_pflops']:.0f} per PFLOP/s "
+          f"(R^2 {r['r2']:.2f}, rms {r['rms_mhz']:.0f} MHz)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
