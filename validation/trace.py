@@ -77,30 +77,37 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
         return float(np.median([s.elapsed_time(e) for s, e in zip(st, en)]))
 
     t0 = time.perf_counter()
+    failed: dict[str, str] = {}
     for cfg in configs:
-        for M in Ms:
-            a = a_all[:M]
-            c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
-            gemm(a, b, cfg, c)
-            _, tr = gemm_traced(a, b, cfg, c)
-            torch.cuda.synchronize()
-            ms_plain = timed(lambda: gemm(a, b, cfg, c))
-            ms_traced = timed(lambda: gemm_traced(a, b, cfg, c, tr))
-            for r in range(reps):
-                flush.zero_()
-                gemm_traced(a, b, cfg, c, tr)
+        try:
+            for M in Ms:
+                a = a_all[:M]
+                c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+                gemm(a, b, cfg, c)
+                _, tr = gemm_traced(a, b, cfg, c)
                 torch.cuda.synchronize()
-                t = tr.cpu().numpy()
-                base = t[:, 1].min()
-                arrays[trace_key(cfg.key, M, r)] = np.stack(
-                    [t[:, 0], t[:, 1] - base, t[:, 2] - base, t[:, 4] - t[:, 3]], axis=1).astype(np.int32)
-            meta[f"{cfg.key}/M{M}"] = {"ms": ms_plain, "ms_traced": ms_traced, "sm_clock_mhz": clock.sm_mhz()}
+                ms_plain = timed(lambda: gemm(a, b, cfg, c))
+                ms_traced = timed(lambda: gemm_traced(a, b, cfg, c, tr))
+                for r in range(reps):
+                    flush.zero_()
+                    gemm_traced(a, b, cfg, c, tr)
+                    torch.cuda.synchronize()
+                    t = tr.cpu().numpy()
+                    base = t[:, 1].min()
+                    arrays[trace_key(cfg.key, M, r)] = np.stack(
+                        [t[:, 0], t[:, 1] - base, t[:, 2] - base, t[:, 4] - t[:, 3]], axis=1).astype(np.int32)
+                meta[f"{cfg.key}/M{M}"] = {"ms": ms_plain, "ms_traced": ms_traced, "sm_clock_mhz": clock.sm_mhz()}
+        except Exception as e:  # a config that cannot compile or launch: keep the others' traces, name it
+            failed[cfg.key] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+            log(f"{cfg.key}: skipped ({failed[cfg.key]})")
+            continue
         log(f"{cfg.key}: {len(Ms)} M traced ({time.perf_counter() - t0:.0f} s)")
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, **arrays)
     out.with_suffix(".json").write_text(json.dumps({
         "N": N, "K": K, "Ms": Ms, "reps": reps, "columns": COLUMNS, "gpu": torch.cuda.get_device_name(),
-        "torch": torch.__version__, "triton": __import__("triton").__version__, "launches": meta}, indent=1))
+        "torch": torch.__version__, "triton": __import__("triton").__version__, "launches": meta,
+        **({"failed": failed} if failed else {})}, indent=1))
 
 
 # ============================================================================ analysis (CPU)
