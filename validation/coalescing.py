@@ -40,12 +40,11 @@ def gpc_window_share(M, N, bm, bn, group_m, window) -> np.ndarray:
     another of them loads too. Arrays broadcast."""
     M, N, bm, bn, group_m, window = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                                           for x in (M, N, bm, bn, group_m, window)))
+    from wavesim.kernels.gemm import grouped_footprint
+
     npm, npn = np.ceil(M / bm), np.ceil(N / bn)
     G = np.minimum(window, npm * npn)
-    gm = np.minimum(group_m, npm)
-    in_group = G <= gm * npn
-    rows = np.where(in_group, np.minimum(gm, G), np.ceil(G / npn))
-    cols = np.where(in_group, np.minimum(np.ceil(G / gm), npn), npn)
+    rows, cols = grouped_footprint(npm, npn, group_m, G)
     return 1.0 - (rows * bm + cols * bn) / (G * (bm + bn))
 
 

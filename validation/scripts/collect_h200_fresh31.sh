@@ -6,12 +6,4 @@
 # that session ships; never fitted. The profiler resumes: run again to finish a pass.
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_fresh31.sh
 DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
-F=validation/data/h200/fresh31
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_fresh31.txt"
-C="--gpu h200 --configs wave-study+grouping --no-cublas --shapes $F/shapes.jsonl"
-for pass in 1 2 3; do
-    python3 -m validation.cli profile $C --order-seed $pass --out $F/m_sweep_fresh31_pass$pass.jsonl \
-        --budget-s $(( $(left) / (4 - pass) - 5 ))
-done
-cp $F/m_sweep_fresh31_pass*.jsonl "$OUT/"
-ls -la "$OUT"
+sweep_passes fresh31

@@ -7,12 +7,4 @@
 # profiler resumes: run again to finish a pass.
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_fresh32.sh
 DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
-F=validation/data/h200/fresh32
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_fresh32.txt"
-C="--gpu h200 --configs wave-study+grouping --no-cublas --shapes $F/shapes.jsonl"
-for pass in 1 2 3; do
-    python3 -m validation.cli profile $C --order-seed $pass --out $F/m_sweep_fresh32_pass$pass.jsonl \
-        --budget-s $(( $(left) / (4 - pass) - 5 ))
-done
-cp $F/m_sweep_fresh32_pass*.jsonl "$OUT/"
-ls -la "$OUT"
+sweep_passes fresh32

@@ -326,14 +326,18 @@ def _wave_footprint(b: GemmBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(W, rows, cols): the W co-resident CTAs of a wave in grouped launch order cover `rows` tile rows of A
     and `cols` tile columns of B. Inside one group of GROUP_M row-tiles they cover min(GROUP_M, W) rows and
     ceil(W / GROUP_M) columns; past a group, whole rows of npn tiles."""
-    npm = np.ceil(b.M / b.bm)
-    npn = np.ceil(b.N / b.bn)
     W = b.resident
-    gm = np.minimum(b.group_m, npm)
+    return (W, *grouped_footprint(np.ceil(b.M / b.bm), np.ceil(b.N / b.bn), b.group_m, W))
+
+
+def grouped_footprint(npm, npn, group_m, W) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols): the tile rows of A and tile columns of B that W consecutive CTAs of the grouped launch order
+    cover on a grid of npm x npn tiles (arrays broadcast)."""
+    gm = np.minimum(group_m, npm)
     in_group = W <= gm * npn
     rows = np.where(in_group, np.minimum(gm, W), np.ceil(W / npn))
     cols = np.where(in_group, np.minimum(np.ceil(W / gm), npn), npn)
-    return W, rows, cols
+    return rows, cols
 
 
 def concurrent_readers(b: GemmBatch) -> np.ndarray:
