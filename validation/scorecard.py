@@ -1,0 +1,209 @@
+"""The figures a model change is judged by, in one run over the committed measurements (no GPU needed).
+
+    python3 -m validation.scorecard [--gpu h200] [--calibration auto|FILE] [--holdout NxK=FILE ...]
+                                    [--groups six,other,fresh31] [--sets all] [--json OUT]
+
+What it scores is described in validation/data/<gpu>/scorecard.json:
+  * M-sweep groups (issue 3's staircases): per study, the steps (> 15% between neighbouring M) that every measured
+    pass shows, how many of them the simulator predicts at the same M, and its predicted jumps that no pass shows
+    (validation.staircase.single_pass_agreement). A study may name a hold-out calibration (a fit that never saw its
+    layer) to be scored with instead of --calibration;
+  * pick sets: per shape, the measured time of the config with the smallest simulated time over the measured best
+    (repeats of a record combined by their median; shapes with N and K multiples of 16, the kernel the calibration
+    fits), as a geometric mean per set, over all sets and over the shapes with M > 1024.
+Sealed groups (the description's "sealed") are scored only when --groups names them: they are kept to decide one
+model change, once, by a rule written before (NOTES.md).
+
+To score a model variant, fit it as shipped (`wavetune calibrate --gpu h200 --measurements
+validation/data/h200/gemm/*.jsonl --out A.json`, and with `--holdout-nk 4096x4096 --out B.json`) and run
+`python3 -m validation.scorecard --calibration A.json --holdout 4096x4096=B.json`. About 30 s on 2 cores once the
+blind sets' kernel resources are in the compile cache (the first run compiles them: a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LARGE_M = 1024       # the pick figure is also given for the shapes above this M (the full-load regime)
+ALIGNMENT = 16       # Triton's divisibility specialization: the aligned kernel is the one calibration fits
+
+
+def load_description(gpu: str) -> dict[str, Any]:
+    path = DATA_DIR / gpu / "scorecard.json"
+    if not path.is_file():
+        have = sorted(p.parent.name for p in DATA_DIR.glob("*/scorecard.json"))
+        raise ValueError(f"no scorecard description for {gpu!r} ({path}); described: {have or 'none'}")
+    doc = json.loads(path.read_text())
+    for key in ("sweep_groups", "pick_sets"):
+        if not isinstance(doc.get(key), dict):
+            raise ValueError(f"{path}: missing or malformed {key!r} (an object)")
+    return doc
+
+
+def _load_pass(gpu: str, files: Sequence[str]) -> list:
+    from validation.measurements import dedupe_latest, load_measurements
+
+    paths = [DATA_DIR / gpu / f for f in files]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise ValueError(f"scorecard: measurement file(s) {missing} not found (listed in "
+                         f"validation/data/{gpu}/scorecard.json); restore them or fix the description")
+    return dedupe_latest(load_measurements(paths, gpu=gpu))
+
+
+def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+    """Per swept layer of a study (one list of measurements per pass, at least two): the steps every pass shows,
+    of them predicted at the same M, and predicted jumps in no pass."""
+    from validation.staircase import find_sweeps, staircase_analysis
+
+    if len(passes) < 2:
+        raise ValueError("a sweep study needs at least two measured passes")
+    layers = [tuple(nk)] if nk else find_sweeps(passes[0])
+    out = []
+    for N, K in layers:
+        st = staircase_analysis(spec, passes[0], N, K, params, repeat=passes[1], more_passes=passes[2:])
+        sp = st["summary"]["calibrated"]["repeat"]["single_pass"]
+        out.append({"N": N, "K": K, "passes": sp["passes"], "every": sp["steps_in_every_pass"],
+                    "predicted": sp["steps_in_every_pass"] - sp["missed_of_them"],
+                    "no_pass": sp["predicted_in_no_pass"]})
+    return out
+
+
+def pick_regrets(spec, measurements: list, params, dtype: str = "bf16") -> dict[tuple[int, int, int], float]:
+    """Per aligned shape with 2+ configs: measured time of the simulator's pick over the measured best."""
+    from wavesim.calibration import build_dataset, simulate_ms
+    from wavetune.config import fastest
+
+    ds = build_dataset(spec, measurements, dtype, keep=lambda s: s[1] % ALIGNMENT == 0 and s[2] % ALIGNMENT == 0)
+    sim = simulate_ms(ds, params)
+    runs: dict[tuple[int, str], list[int]] = defaultdict(list)
+    for i, c in enumerate(ds.configs):
+        runs[(int(ds.shape_id[i]), c.key)].append(i)
+    per_shape: dict[int, list[tuple[float, float, Any]]] = defaultdict(list)
+    for (sid, _), idx in runs.items():
+        per_shape[sid].append((float(np.median(ds.ms[idx])), float(sim[idx[0]]), ds.configs[idx[0]]))
+    out = {}
+    for sid, rows in per_shape.items():
+        if len(rows) < 2:
+            continue
+        meas = [r[0] for r in rows]
+        out[ds.shapes[sid]] = meas[fastest([r[1] for r in rows], [r[2] for r in rows])] / min(meas)
+    return out
+
+
+def _geomean(xs) -> float:
+    xs = list(xs)
+    return float(math.exp(sum(map(math.log, xs)) / len(xs))) if xs else float("nan")
+
+
+def selection(doc: dict[str, Any], groups: Sequence[str] | None, sets: Sequence[str] | None) -> tuple[list, list]:
+    """(groups, sets) to score: None means every unsealed group / every set; names must be described."""
+    sealed = doc.get("sealed", {})
+    groups = [g for g in doc["sweep_groups"] if g not in sealed] if groups is None else list(groups)
+    sets = list(doc["pick_sets"]) if sets is None else list(sets)
+    for kind, names, known in (("group", groups, doc["sweep_groups"]), ("pick set", sets, doc["pick_sets"])):
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(f"unknown {kind}(s) {unknown}; described: {sorted(known)}")
+    return groups, sets
+
+
+def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdouts: dict[str, str] | None = None,
+              groups: Sequence[str] | None = None, sets: Sequence[str] | None = None) -> dict[str, Any]:
+    """The figures (see the module docstring). `holdouts`: NxK -> calibration file, over the description's own;
+    `groups` / `sets`: which to score (None: every unsealed group / every set; [] for none)."""
+    import hwspecs
+    from wavesim.calibration import load_calibration
+
+    doc = load_description(gpu)
+    spec = hwspecs.load_gpu(gpu)
+    groups, sets = selection(doc, groups, sets)
+    params = load_calibration(calibration, spec.id)
+    hold_paths = {**doc.get("holdout_calibrations", {}), **(holdouts or {})}
+    hold_params: dict[str, Any] = {}
+    result: dict[str, Any] = {"gpu": spec.id, "calibration": str(calibration), "groups": {}, "pick_sets": {}}
+    for g in groups:
+        rows = []
+        for study in doc["sweep_groups"][g]:
+            key = study.get("calibration")
+            if key is not None and key not in hold_params:
+                if key not in hold_paths:
+                    raise ValueError(f"group {g!r} scores a study with the hold-out calibration {key!r}, which neither "
+                                     f"the description nor --holdout gives; pass --holdout {key}=FILE")
+                path = Path(hold_paths[key])
+                hold_params[key] = load_calibration(path if path.is_absolute() else REPO_ROOT / path, spec.id)
+            passes = [_load_pass(spec.id, files) for files in study["passes"]]
+            for r in sweep_scores(spec, passes, hold_params[key] if key else params, study.get("nk")):
+                rows.append({**r, "calibration": key or "given"})
+        result["groups"][g] = {"layers": rows, **{k: sum(r[k] for r in rows) for k in ("every", "predicted", "no_pass")}}
+    every_shape: dict[tuple[str, tuple[int, int, int]], float] = {}
+    for s in sets:
+        reg = pick_regrets(spec, _load_pass(spec.id, doc["pick_sets"][s]), params)
+        result["pick_sets"][s] = {"shapes": len(reg), "regret": _geomean(reg.values())}
+        every_shape.update({(s, shape): r for shape, r in reg.items()})
+    if every_shape:
+        large = [r for (_, shape), r in every_shape.items() if shape[0] > LARGE_M]
+        result["pick_all"] = {"shapes": len(every_shape), "regret": _geomean(every_shape.values()),
+                              "shapes_large_m": len(large), "regret_large_m": _geomean(large)}
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    lines = [f"scorecard for {result['gpu']}, calibration {result['calibration']}"]
+    for g, r in result["groups"].items():
+        per = ", ".join(f"{x['N']}x{x['K']} {x['predicted']}/{x['every']}/{x['no_pass']}" for x in r["layers"])
+        lines.append(f"  {g:8s} steps every pass shows {r['every']:4d}, predicted at the same M {r['predicted']:4d}, "
+                     f"jumps in no pass {r['no_pass']:3d}   ({per})")
+    for s, r in result["pick_sets"].items():
+        lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f}")
+    if "pick_all" in result:
+        a = result["pick_all"]
+        lines.append(f"  pick all        {a['shapes']:4d} shapes  regret {a['regret']:.4f}   "
+                     f"(M > {LARGE_M}: {a['shapes_large_m']} shapes, {a['regret_large_m']:.4f})")
+    return "\n".join(lines)
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None or text == "all":
+        return None
+    return [] if text == "none" else [t for t in text.split(",") if t]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.scorecard", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--calibration", default="auto", help="calibration JSON (default: the shipped one)")
+    ap.add_argument("--holdout", action="append", default=[], metavar="NxK=FILE",
+                    help="the calibration that never saw layer NxK, for the studies that ask for it")
+    ap.add_argument("--groups", help="M-sweep groups, comma-separated, 'all' (unsealed; default) or 'none'")
+    ap.add_argument("--sets", help="pick sets, comma-separated, 'all' (default) or 'none'")
+    ap.add_argument("--json", help="also write the figures to this JSON file")
+    a = ap.parse_args(argv)
+    try:
+        holdouts = dict(h.split("=", 1) for h in a.holdout)
+    except ValueError:
+        print(f"validation.scorecard: --holdout takes NxK=FILE, got {a.holdout}", file=sys.stderr)
+        return 2
+    try:
+        result = scorecard(a.gpu, a.calibration, holdouts, _names(a.groups), _names(a.sets))
+    except (ValueError, OSError) as e:
+        print(f"validation.scorecard: {e}", file=sys.stderr)
+        return 2
+    print(render(result))
+    if a.json:
+        Path(a.json).write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
