@@ -49,11 +49,19 @@ def parse_range(text: str) -> list[int]:
 
 
 # ============================================================================ collection (GPU)
+def steps_path(out: str | Path) -> Path:
+    """The per-step file beside a trace file: trace_x.npz -> trace_x_steps.npz."""
+    out = Path(out)
+    return out.with_name(out.stem + "_steps.npz")
+
+
 def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: int, out: Path,
-            timing_reps: int = 10, log=print) -> None:
+            timing_reps: int = 10, log=print, record_steps: bool = False) -> None:
+    """Traces of every (config, M) into `out` (+ its .json sidecar); with record_steps also, per traced launch, each
+    CTA's SM cycles from its start to the end of every K step (CTAs x K steps, int32) into steps_path(out)."""
     import torch
 
-    from validation.kernels.gemm import gemm
+    from validation.kernels.gemm import gemm, grid_size
     from validation.kernels.gemm_trace import gemm_traced
     from validation.profiler import L2_FLUSH_BYTES, _Clock
 
@@ -63,6 +71,7 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
     a_all = torch.randn((max(Ms), K), device="cuda", generator=gen).to(torch.bfloat16)
     b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
     arrays: dict[str, np.ndarray] = {}
+    step_arrays: dict[str, np.ndarray] = {}
     meta: dict[str, dict] = {}
 
     def timed(fn) -> float:
@@ -84,18 +93,23 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
                 a = a_all[:M]
                 c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
                 gemm(a, b, cfg, c)
-                _, tr = gemm_traced(a, b, cfg, c)
+                steps = (torch.zeros((grid_size(M, N, cfg), -(-K // cfg.BLOCK_K)), device="cuda", dtype=torch.int64)
+                         if record_steps else None)
+                _, tr = gemm_traced(a, b, cfg, c, steps=steps)
                 torch.cuda.synchronize()
                 ms_plain = timed(lambda: gemm(a, b, cfg, c))
-                ms_traced = timed(lambda: gemm_traced(a, b, cfg, c, tr))
+                ms_traced = timed(lambda: gemm_traced(a, b, cfg, c, tr, steps))
                 for r in range(reps):
                     flush.zero_()
-                    gemm_traced(a, b, cfg, c, tr)
+                    gemm_traced(a, b, cfg, c, tr, steps)
                     torch.cuda.synchronize()
                     t = tr.cpu().numpy()
                     base = t[:, 1].min()
-                    arrays[trace_key(cfg.key, M, r)] = np.stack(
+                    key = trace_key(cfg.key, M, r)
+                    arrays[key] = np.stack(
                         [t[:, 0], t[:, 1] - base, t[:, 2] - base, t[:, 4] - t[:, 3]], axis=1).astype(np.int32)
+                    if steps is not None:
+                        step_arrays[key] = (steps.cpu().numpy() - t[:, 3:4]).astype(np.int32)
                 meta[f"{cfg.key}/M{M}"] = {"ms": ms_plain, "ms_traced": ms_traced, "sm_clock_mhz": clock.sm_mhz()}
         except Exception as e:  # a config that cannot compile or launch: keep the others' traces, name it
             failed[cfg.key] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
@@ -104,9 +118,12 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
         log(f"{cfg.key}: {len(Ms)} M traced ({time.perf_counter() - t0:.0f} s)")
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, **arrays)
+    if record_steps:
+        np.savez_compressed(steps_path(out), **step_arrays)
     out.with_suffix(".json").write_text(json.dumps({
         "N": N, "K": K, "Ms": Ms, "reps": reps, "columns": COLUMNS, "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__, "triton": __import__("triton").__version__, "launches": meta,
+        **({"steps_file": steps_path(out).name} if record_steps else {}),
         **({"failed": failed} if failed else {})}, indent=1))
 
 
@@ -605,6 +622,8 @@ def register(sub) -> None:
     c.add_argument("--M", required=True, help="lo:hi:step (inclusive) or a comma list")
     c.add_argument("--reps", type=int, default=2, help="traced launches kept per (config, M)")
     c.add_argument("--out", type=Path, required=True, help="the .npz to write")
+    c.add_argument("--steps", action="store_true",
+                   help="also record each CTA's SM cycles at the end of every K step (into OUT_steps.npz)")
     c.set_defaults(func=_collect_cmd)
     r = sub.add_parser("trace-report", help="hardware per-CTA traces against the simulator's (no GPU needed)",
                        description="Per CTAs/SM: SM-local waves, CTA time by wave, desynchronisation, SM-to-SM "
@@ -629,7 +648,7 @@ def _collect_cmd(a) -> int:
     if not torch.cuda.is_available():
         raise ValueError("no CUDA GPU is visible: `wavetune trace` needs one (sm_70+; %globaltimer and %smid "
                          "are PTX special registers); `wavetune trace-report` reads its files anywhere")
-    collect(configs, a.N, a.K, Ms, a.reps, a.out)
+    collect(configs, a.N, a.K, Ms, a.reps, a.out, record_steps=a.steps)
     return 0
 
 

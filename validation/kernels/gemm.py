@@ -14,19 +14,29 @@ from wavetune.config import LaunchConfig
 
 
 @triton.jit
+def read_u64(REG: tl.constexpr):
+    """A 64-bit PTX special register, e.g. '%globaltimer' or '%clock64'."""
+    # Not pure: each read must stay where it is written, not be merged or hoisted.
+    return tl.inline_asm_elementwise("mov.u64 $0, " + REG + ";", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+@triton.jit
 def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                 stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     gemm_tile(tl.program_id(axis=0), a_ptr, b_ptr, c_ptr, M, N, K,
-              stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+              stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
+              c_ptr, False)
 
 
 @triton.jit
 def gemm_tile(pid, a_ptr, b_ptr, c_ptr, M, N, K,
               stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+              steps_ptr, RECORD_STEPS: tl.constexpr):
     """Program `pid`'s output tile: the whole kernel body (inlined; validation/kernels/gemm_trace.py
-    wraps it in timestamps)."""
+    wraps it in timestamps). With RECORD_STEPS, the SM's cycle counter after each K step's dot is stored at
+    steps_ptr[step] (the per-step trace; constexpr False compiles to the plain kernel, unchanged)."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
@@ -49,6 +59,8 @@ def gemm_tile(pid, a_ptr, b_ptr, c_ptr, M, N, K,
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k0, other=0.0)
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k0, other=0.0)
         acc = tl.dot(a, b, acc)
+        if RECORD_STEPS:
+            tl.store(steps_ptr + k0 // BLOCK_K, read_u64("%clock64"))
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
     c = acc.to(c_ptr.dtype.element_ty)

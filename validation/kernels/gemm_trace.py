@@ -6,7 +6,8 @@ GPU's global nanosecond timer (%globaltimer, the same clock on every SM) and of 
 hardware counterpart of wavesim's per-CTA trace (Result.trace: SM, start, end): it shows the dispatch
 order, how synchronous the waves are and whether SMs run at different speeds, none of which a kernel
 time can show. The timestamps cost a few instructions per CTA (validation/trace.py measures the traced
-and untraced kernel side by side).
+and untraced kernel side by side). With a `steps` buffer it also stores %clock64 after every K step's dot
+(CTAs x K steps, int64): what each step of a CTA took, and how that changes with its SM's co-residents.
 """
 
 from __future__ import annotations
@@ -14,17 +15,10 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from validation.kernels.gemm import gemm_tile, grid_size
+from validation.kernels.gemm import gemm_tile, grid_size, read_u64
 from wavetune.config import LaunchConfig
 
 TRACE_FIELDS = ("smid", "start_ns", "end_ns", "start_clk", "end_clk")
-
-
-@triton.jit
-def read_u64(REG: tl.constexpr):
-    """A 64-bit PTX special register, e.g. '%globaltimer' or '%clock64'."""
-    # Not pure: each read must stay where it is written, not be merged or hoisted.
-    return tl.inline_asm_elementwise("mov.u64 $0, " + REG + ";", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
 
 
 @triton.jit
@@ -37,7 +31,7 @@ def smid():
 def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
                        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                       GROUP_M: tl.constexpr):
+                       GROUP_M: tl.constexpr, steps_ptr, RECORD_STEPS: tl.constexpr):
     pid = tl.program_id(axis=0)
     row = trace_ptr + pid.to(tl.int64) * 5
     # the start values go to memory before the tile rather than being held in registers across it, which cost
@@ -46,15 +40,16 @@ def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
     tl.store(row + 1, read_u64("%globaltimer"))
     tl.store(row + 3, read_u64("%clock64"))
     gemm_tile(pid, a_ptr, b_ptr, c_ptr, M, N, K,
-              stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+              stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
+              steps_ptr + pid.to(tl.int64) * tl.cdiv(K, BLOCK_K), RECORD_STEPS)
     tl.store(row + 4, read_u64("%clock64"))
     tl.store(row + 2, read_u64("%globaltimer"))
     tl.store(row, smid().to(tl.int64))
 
 
-def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None):
-    """C = A @ B like validation.kernels.gemm.gemm, also filling `trace` (int64, grid x 5, TRACE_FIELDS);
-    returns (C, trace)."""
+def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None):
+    """C = A @ B like validation.kernels.gemm.gemm, also filling `trace` (int64, grid x 5, TRACE_FIELDS) and, when
+    given, `steps` (int64, grid x ceil(K / BLOCK_K): %clock64 after each K step); returns (C, trace)."""
     import torch
 
     M, K = a.shape
@@ -68,5 +63,6 @@ def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None):
         a, b, c, trace, M, N, K,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
         BLOCK_M=cfg.BLOCK_M, BLOCK_N=cfg.BLOCK_N, BLOCK_K=cfg.BLOCK_K, GROUP_M=cfg.GROUP_M,
+        steps_ptr=trace if steps is None else steps, RECORD_STEPS=steps is not None,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     return c, trace

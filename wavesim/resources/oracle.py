@@ -169,8 +169,10 @@ def amdgcn_resources(asm: str) -> dict[str, int]:
     return out
 
 
-def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, int, int]):
-    """Compile exactly what ``gemm_kernel[grid](...)`` would for this config on ``arch``; returns the kernel."""
+def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, int, int], traced: str | None = None):
+    """Compile exactly what ``gemm_kernel[grid](...)`` would for this config on ``arch``; returns the kernel.
+    traced: "trace" or "steps" compiles validation/kernels/gemm_trace.py's kernel instead (without / with the per-step
+    clock), as ``gemm_traced`` launches it."""
     try:
         import triton
         import triton.language as tl
@@ -181,7 +183,12 @@ def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, in
         raise OracleUnavailable(f"triton is not importable ({e}); install the 'gpu' extra "
                                 f"(pip install 'triton==3.6.0') or use source='table'/'estimate'") from e
     from validation.kernels.gemm import gemm_kernel as kernel
+    from validation.kernels.gemm_trace import gemm_kernel_traced
 
+    if traced not in (None, "trace", "steps"):
+        raise ValueError(f"traced={traced!r}: expected None, 'trace' or 'steps'")
+    if traced:
+        kernel = gemm_kernel_traced
     backend_name, cc = parse_arch(arch)
     target = GPUTarget(backend_name, cc, 32 if backend_name == "cuda" else 64)
     backend = make_backend(target)
@@ -193,6 +200,10 @@ def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, in
     args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
     kwargs = dict(BLOCK_M=config.BLOCK_M, BLOCK_N=config.BLOCK_N, BLOCK_K=config.BLOCK_K, GROUP_M=config.GROUP_M,
                   num_warps=config.num_warps, num_stages=config.num_stages)
+    if traced:
+        i64 = _Pointer(tl.int64)
+        args = (a, b, c, i64, *args[3:])
+        kwargs.update(steps_ptr=i64, RECORD_STEPS=traced == "steps")
     # JITFunction.run adds these two before binding (jit.py); debug defaults to off.
     kwargs["debug"] = False
     kwargs["instrumentation_mode"] = triton.knobs.compilation.instrumentation_mode

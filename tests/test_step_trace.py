@@ -1,0 +1,69 @@
+"""Per-step traces: the analysis of `wavetune trace --steps` files, and the kernel that records them."""
+import json
+
+import numpy as np
+import pytest
+
+from validation.step_trace import launch_steps, main, step_profile
+from validation.trace import steps_path
+
+
+def _launch():
+    """4 CTAs, L = 10: two share SM 0 (prologue 5000 cycles, then 600 a step), two are alone on SMs 1 and 2 (4000, then
+    500); every CTA's epilogue is 300 cycles and it runs at 1.8 GHz."""
+    first = np.array([5000, 5000, 4000, 4000])
+    step = np.array([600, 600, 500, 500])
+    steps = first[:, None] + step[:, None] * np.arange(10)[None, :]
+    cycles = steps[:, -1] + 300
+    start = np.array([0, 10, 0, 20])
+    trace = np.stack([[0, 0, 1, 2], start, start + np.round(cycles / 1.8), cycles], axis=1)
+    return trace.astype(np.int32), steps.astype(np.int32)
+
+
+def test_a_launch_gives_its_prologue_steady_step_epilogue_and_the_cost_of_a_co_resident_cta():
+    r = launch_steps(*_launch())
+    assert r["ctas"] == 4 and r["k_steps"] == 10
+    assert r["first_step_cycles"] == 4500 and r["steady_step_cycles"] == 550 and r["epilogue_cycles"] == 300
+    assert r["steady_by_ctas_on_sm"] == {"1": 500.0, "2": 600.0}
+    assert r["early_quarter_cycles"] == r["late_quarter_cycles"] == 550
+    assert r["clock_mhz"] == pytest.approx(1800, rel=1e-3)
+    with pytest.raises(ValueError, match="do not match"):
+        launch_steps(_launch()[0], _launch()[1][:3])
+
+
+def test_a_trace_file_with_its_steps_file_is_read_per_launch(tmp_path, capsys):
+    trace, steps = _launch()
+    out = tmp_path / "t.npz"
+    np.savez_compressed(out, **{"128x128x64_g8_w4_s3/M640/r0": trace, "128x128x64_g8_w4_s3/M64/r0": trace})
+    out.with_suffix(".json").write_text(json.dumps({"N": 4096, "K": 640}))
+    assert main([str(out)]) == 2 and "--steps" in capsys.readouterr().err   # no steps file: says how to get one
+    np.savez_compressed(steps_path(out), **{"128x128x64_g8_w4_s3/M640/r0": steps, "128x128x64_g8_w4_s3/M64/r0": steps})
+    rows = step_profile(out)
+    assert [r["M"] for r in rows] == [64, 640] and rows[0]["config"] == "128x128x64_g8_w4_s3" and rows[1]["K"] == 640
+    assert main([str(out)]) == 0 and "128x128x64_g8_w4_s3 | 640 | 4" in capsys.readouterr().out
+
+
+@pytest.mark.triton
+def test_the_step_clock_leaves_the_pipelined_loop_as_the_plain_kernel_compiles_it():
+    """sm_90: the same cp.async groups and waits, the same wgmma waits and shared memory as the plain kernel, one more
+    %clock64 read than the per-CTA trace (inside the loop, after the step's wgmma wait)."""
+    import re
+
+    pytest.importorskip("triton")
+    from wavesim.resources import oracle
+    from wavetune.config import LaunchConfig
+
+    for key in ("128x256x64_g8_w8_s4", "128x128x64_g4_w4_s3", "64x64x32_g8_w4_s2"):
+        cfg = LaunchConfig.from_key(key)
+        ks = {t: oracle._compile(cfg, "sm_90", "bf16", oracle.DEFAULT_PROBLEM, t) for t in (None, "trace", "steps")}
+        count = {t: {x: len(re.findall(x, k.asm["ptx"])) for x in ("cp.async.commit_group", "cp.async.wait_group",
+                                                                    "wgmma.wait_group", "wgmma.mma_async", "%clock64")}
+                 for t, k in ks.items()}
+        for x in ("cp.async.commit_group", "cp.async.wait_group", "wgmma.wait_group", "wgmma.mma_async"):
+            assert count["steps"][x] == count["trace"][x] == count[None][x] > 0, (key, x)
+        assert count["steps"]["%clock64"] == count["trace"]["%clock64"] + 1 == 3
+        assert ks["steps"].metadata.shared == ks[None].metadata.shared
+        loop = ks["steps"].asm["ptx"].split("Inner Loop Header")[1].split("._crit_edge")[0]
+        assert loop.index("wgmma.wait_group") < loop.index("%clock64")
+    with pytest.raises(ValueError, match="traced="):
+        oracle._compile(cfg, "sm_90", "bf16", oracle.DEFAULT_PROBLEM, "nope")

@@ -1,0 +1,89 @@
+"""What each K step of a CTA took, from per-step traces (no GPU needed to read them).
+
+    wavetune trace --configs C.jsonl --N 4096 --K 4096 --M 512,640 --reps 1 --steps --out T.npz   # GPU
+    python3 -m validation.step_trace T.npz [...]                                                  # anywhere
+
+`wavetune trace --steps` stores, beside the per-CTA trace, each CTA's SM cycles from its start to the end of every
+K step (validation/kernels/gemm.py: %clock64 right after the step's dot is issued and the previous step's MMA has
+completed, before the next loads go out; the pipelined loop is otherwise the plain kernel's). Per launch this gives
+the first step (the prologue's loads: num_stages - 1 stages of DRAM and L2 latency), the steady step (the median
+interval from the third step on: what the simulator calls a lone CTA's step, or its share of a busy SM), the early
+and late quarters of the loop (does a CTA speed up once its wave falls out of step?), the epilogue, and the steady
+step by how many CTAs the SM holds (in one-wave launches, how much a co-resident CTA costs per step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from validation.trace import load_traces, steps_path
+
+STEADY_FROM = 2   # the first two intervals carry the prologue (pipeline fill); the steady step starts after them
+
+
+def launch_steps(trace: np.ndarray, steps: np.ndarray) -> dict:
+    """One launch: `trace` CTAs x (smid, start_ns, end_ns, cycles), `steps` CTAs x L (cycles from the CTA's start at
+    the end of each K step). Medians over CTAs, in SM cycles (clock_mhz converts them)."""
+    if steps.ndim != 2 or steps.shape[0] != trace.shape[0]:
+        raise ValueError(f"steps of shape {steps.shape} do not match a trace of {trace.shape[0]} CTAs")
+    L = steps.shape[1]
+    gaps = np.diff(steps.astype(np.int64), axis=1)
+    steady = gaps[:, STEADY_FROM - 1:] if L > STEADY_FROM else gaps
+    per_cta = np.median(steady, axis=1) if steady.shape[1] else np.full(len(trace), np.nan)
+    q = max(1, steady.shape[1] // 4)
+    sm = trace[:, 0].astype(int)
+    on_sm = np.bincount(sm)[sm]
+    dur_ns = (trace[:, 2] - trace[:, 1]).astype(np.float64)
+    return {"ctas": int(len(trace)), "k_steps": int(L),
+            "first_step_cycles": float(np.median(steps[:, 0])),
+            "steady_step_cycles": float(np.median(per_cta)),
+            "early_quarter_cycles": float(np.median(steady[:, :q])) if steady.size else float("nan"),
+            "late_quarter_cycles": float(np.median(steady[:, -q:])) if steady.size else float("nan"),
+            "epilogue_cycles": float(np.median(trace[:, 3] - steps[:, -1])),
+            "steady_by_ctas_on_sm": {str(n): float(np.median(per_cta[on_sm == n])) for n in np.unique(on_sm)},
+            "clock_mhz": float(np.median(trace[:, 3] / np.maximum(dur_ns, 1.0)) * 1e3)}
+
+
+def step_profile(path: str | Path) -> list[dict]:
+    """launch_steps of every traced launch of a trace file that has its steps file (`wavetune trace --steps`)."""
+    arrays, meta = load_traces(path)
+    sp = steps_path(path)
+    if not sp.exists():
+        raise FileNotFoundError(f"{sp}: no per-step file beside {path}; collect with `wavetune trace --steps`")
+    with np.load(sp) as z:
+        steps = {k: z[k] for k in z.files}
+    rows = []
+    for key in sorted(steps, key=lambda k: (k.split("/")[0], int(k.split("/")[1][1:]), k)):
+        if key not in arrays:
+            raise ValueError(f"{sp}: launch {key!r} is not in {path}")
+        cfg, m, rep = key.split("/")
+        rows.append({"N": meta["N"], "K": meta["K"], "config": cfg, "M": int(m[1:]), "rep": int(rep[1:]),
+                     **launch_steps(arrays[key], steps[key])})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.step_trace", description=__doc__.split("\n\n")[0])
+    ap.add_argument("traces", nargs="+", help="trace .npz files collected with `wavetune trace --steps`")
+    a = ap.parse_args(argv)
+    try:
+        rows = [r for p in a.traces for r in step_profile(p)]
+    except (ValueError, OSError) as e:
+        print(f"validation.step_trace: {e}", file=sys.stderr)
+        return 2
+    print("N x K | config | M | CTAs | L | first step | steady step | early / late quarter | epilogue | steady by CTAs "
+          "on SM | MHz   (SM cycles)")
+    for r in rows:
+        by = ", ".join(f"{n}: {v:.0f}" for n, v in r["steady_by_ctas_on_sm"].items())
+        print(f"{r['N']}x{r['K']} | {r['config']} | {r['M']} | {r['ctas']} | {r['k_steps']} | {r['first_step_cycles']:.0f} | "
+              f"{r['steady_step_cycles']:.0f} | {r['early_quarter_cycles']:.0f} / {r['late_quarter_cycles']:.0f} | "
+              f"{r['epilogue_cycles']:.0f} | {by} | {r['clock_mhz']:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
