@@ -3,9 +3,10 @@
     wavetune trace --configs C.jsonl --N 4096 --K 4096 --M 512,640 --reps 1 --steps --out T.npz   # GPU
     python3 -m validation.step_trace T.npz [...]                                                  # anywhere
 
-`wavetune trace --steps` stores, beside the per-CTA trace, each CTA's SM cycles from its start to the end of every
-K step (validation/kernels/gemm.py: %clock64 right after the step's dot is issued and the previous step's MMA has
-completed, before the next loads go out; the pipelined loop is otherwise the plain kernel's). Per launch this gives
+`wavetune trace --steps` stores, beside the per-CTA trace, the SM cycles each K step of each CTA took, between
+%clock64 reads right after a step's dot is issued and the previous step's MMA has completed, before the next loads
+go out (validation/kernels/gemm.py; the pipelined loop is otherwise the plain kernel's); the first counts from the
+CTA's start. Per launch this gives
 the first step (the prologue's loads: num_stages - 1 stages of DRAM and L2 latency), the steady step (the median
 interval from the third step on: what the simulator calls a lone CTA's step, or its share of a busy SM), the early
 and late quarters of the loop (does a CTA speed up once its wave falls out of step?), the epilogue, and the steady
@@ -26,13 +27,12 @@ STEADY_FROM = 2   # the first two intervals carry the prologue (pipeline fill); 
 
 
 def launch_steps(trace: np.ndarray, steps: np.ndarray) -> dict:
-    """One launch: `trace` CTAs x (smid, start_ns, end_ns, cycles), `steps` CTAs x L (cycles from the CTA's start at
-    the end of each K step). Medians over CTAs, in SM cycles (clock_mhz converts them)."""
+    """One launch: `trace` CTAs x (smid, start_ns, end_ns, cycles), `steps` CTAs x L (the cycles of each K step, the
+    first from the CTA's start). Medians over CTAs, in SM cycles (clock_mhz converts them)."""
     if steps.ndim != 2 or steps.shape[0] != trace.shape[0]:
         raise ValueError(f"steps of shape {steps.shape} do not match a trace of {trace.shape[0]} CTAs")
     L = steps.shape[1]
-    gaps = np.diff(steps.astype(np.int64), axis=1)
-    steady = gaps[:, STEADY_FROM - 1:] if L > STEADY_FROM else gaps
+    steady = steps[:, STEADY_FROM:] if L > STEADY_FROM else steps[:, 1:]
     per_cta = np.median(steady, axis=1) if steady.shape[1] else np.full(len(trace), np.nan)
     q = max(1, steady.shape[1] // 4)
     sm = trace[:, 0].astype(int)
@@ -43,7 +43,7 @@ def launch_steps(trace: np.ndarray, steps: np.ndarray) -> dict:
             "steady_step_cycles": float(np.median(per_cta)),
             "early_quarter_cycles": float(np.median(steady[:, :q])) if steady.size else float("nan"),
             "late_quarter_cycles": float(np.median(steady[:, -q:])) if steady.size else float("nan"),
-            "epilogue_cycles": float(np.median(trace[:, 3] - steps[:, -1])),
+            "epilogue_cycles": float(np.median(trace[:, 3] - steps.astype(np.int64).sum(axis=1))),
             "steady_by_ctas_on_sm": {str(n): float(np.median(per_cta[on_sm == n])) for n in np.unique(on_sm)},
             "clock_mhz": float(np.median(trace[:, 3] / np.maximum(dur_ns, 1.0)) * 1e3)}
 

@@ -57,8 +57,8 @@ def steps_path(out: str | Path) -> Path:
 
 def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: int, out: Path,
             timing_reps: int = 10, log=print, record_steps: bool = False) -> None:
-    """Traces of every (config, M) into `out` (+ its .json sidecar); with record_steps also, per traced launch, each
-    CTA's SM cycles from its start to the end of every K step (CTAs x K steps, int32) into steps_path(out)."""
+    """Traces of every (config, M) into `out` (+ its .json sidecar); with record_steps also, per traced launch, the SM
+    cycles each CTA's K steps took (CTAs x K steps, int32; the first counts from the CTA's start) into steps_path(out)."""
     import torch
 
     from validation.kernels.gemm import gemm, grid_size
@@ -108,8 +108,8 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
                     key = trace_key(cfg.key, M, r)
                     arrays[key] = np.stack(
                         [t[:, 0], t[:, 1] - base, t[:, 2] - base, t[:, 4] - t[:, 3]], axis=1).astype(np.int32)
-                    if steps is not None:
-                        step_arrays[key] = (steps.cpu().numpy() - t[:, 3:4]).astype(np.int32)
+                    if steps is not None:   # cycles of each K step (the first from the CTA's start)
+                        step_arrays[key] = np.diff(steps.cpu().numpy(), axis=1, prepend=t[:, 3:4]).astype(np.int32)
                 meta[f"{cfg.key}/M{M}"] = {"ms": ms_plain, "ms_traced": ms_traced, "sm_clock_mhz": clock.sm_mhz()}
         except Exception as e:  # a config that cannot compile or launch: keep the others' traces, name it
             failed[cfg.key] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
@@ -623,7 +623,7 @@ def register(sub) -> None:
     c.add_argument("--reps", type=int, default=2, help="traced launches kept per (config, M)")
     c.add_argument("--out", type=Path, required=True, help="the .npz to write")
     c.add_argument("--steps", action="store_true",
-                   help="also record each CTA's SM cycles at the end of every K step (into OUT_steps.npz)")
+                   help="also record the SM cycles of every K step of each CTA (into OUT_steps.npz)")
     c.set_defaults(func=_collect_cmd)
     r = sub.add_parser("trace-report", help="hardware per-CTA traces against the simulator's (no GPU needed)",
                        description="Per CTAs/SM: SM-local waves, CTA time by wave, desynchronisation, SM-to-SM "
