@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from validation.step_trace import launch_steps, main, step_profile
-from validation.trace import steps_path
+from validation.trace import STEPS_PREFIX, load_traces
 
 
 def _launch():
@@ -34,10 +34,12 @@ def test_a_launch_gives_its_prologue_steady_step_epilogue_and_the_cost_of_a_co_r
 def test_a_trace_file_with_its_steps_file_is_read_per_launch(tmp_path, capsys):
     trace, steps = _launch()
     out = tmp_path / "t.npz"
-    np.savez_compressed(out, **{"128x128x64_g8_w4_s3/M640/r0": trace, "128x128x64_g8_w4_s3/M64/r0": trace})
+    keys = ("128x128x64_g8_w4_s3/M640/r0", "128x128x64_g8_w4_s3/M64/r0")
+    np.savez_compressed(out, **{k: trace for k in keys})
     out.with_suffix(".json").write_text(json.dumps({"N": 4096, "K": 640}))
-    assert main([str(out)]) == 2 and "--steps" in capsys.readouterr().err   # no steps file: says how to get one
-    np.savez_compressed(steps_path(out), **{"128x128x64_g8_w4_s3/M640/r0": steps, "128x128x64_g8_w4_s3/M64/r0": steps})
+    assert main([str(out)]) == 2 and "--steps" in capsys.readouterr().err   # no per-step arrays: says how to get them
+    np.savez_compressed(out, **{k: trace for k in keys}, **{STEPS_PREFIX + k: steps for k in keys})
+    assert set(load_traces(out)[0]) == set(keys)       # the per-CTA trace tools do not see the per-step arrays
     rows = step_profile(out)
     assert [r["M"] for r in rows] == [64, 640] and rows[0]["config"] == "128x128x64_g8_w4_s3" and rows[1]["K"] == 640
     assert main([str(out)]) == 0 and "128x128x64_g8_w4_s3 | 640 | 4" in capsys.readouterr().out

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from validation.trace import load_traces, steps_path
+from validation.trace import load_steps, load_traces
 
 STEADY_FROM = 2   # the first two intervals carry the prologue (pipeline fill); the steady step starts after them
 
@@ -49,17 +49,15 @@ def launch_steps(trace: np.ndarray, steps: np.ndarray) -> dict:
 
 
 def step_profile(path: str | Path) -> list[dict]:
-    """launch_steps of every traced launch of a trace file that has its steps file (`wavetune trace --steps`)."""
+    """launch_steps of every traced launch of a trace file collected with `wavetune trace --steps`."""
     arrays, meta = load_traces(path)
-    sp = steps_path(path)
-    if not sp.exists():
-        raise FileNotFoundError(f"{sp}: no per-step file beside {path}; collect with `wavetune trace --steps`")
-    with np.load(sp) as z:
-        steps = {k: z[k] for k in z.files}
+    steps = load_steps(path)
+    if not steps:
+        raise ValueError(f"{path}: no per-step arrays; collect with `wavetune trace --steps`")
     rows = []
     for key in sorted(steps, key=lambda k: (k.split("/")[0], int(k.split("/")[1][1:]), k)):
         if key not in arrays:
-            raise ValueError(f"{sp}: launch {key!r} is not in {path}")
+            raise ValueError(f"{path}: per-step launch {key!r} has no trace row")
         cfg, m, rep = key.split("/")
         rows.append({"N": meta["N"], "K": meta["K"], "config": cfg, "M": int(m[1:]), "rep": int(rep[1:]),
                      **launch_steps(arrays[key], steps[key])})

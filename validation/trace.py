@@ -49,16 +49,14 @@ def parse_range(text: str) -> list[int]:
 
 
 # ============================================================================ collection (GPU)
-def steps_path(out: str | Path) -> Path:
-    """The per-step file beside a trace file: trace_x.npz -> trace_x_steps.npz."""
-    out = Path(out)
-    return out.with_name(out.stem + "_steps.npz")
+STEPS_PREFIX = "steps/"   # per-step arrays share the trace file under this key prefix (`wavetune trace --steps`)
 
 
 def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: int, out: Path,
             timing_reps: int = 10, log=print, record_steps: bool = False) -> None:
     """Traces of every (config, M) into `out` (+ its .json sidecar); with record_steps also, per traced launch, the SM
-    cycles each CTA's K steps took (CTAs x K steps, int32; the first counts from the CTA's start) into steps_path(out)."""
+    cycles each CTA's K steps took (CTAs x K steps, int32; the first counts from the CTA's start), in the same file
+    under STEPS_PREFIX + the launch's key (load_steps reads them)."""
     import torch
 
     from validation.kernels.gemm import gemm, grid_size
@@ -71,7 +69,6 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
     a_all = torch.randn((max(Ms), K), device="cuda", generator=gen).to(torch.bfloat16)
     b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
     arrays: dict[str, np.ndarray] = {}
-    step_arrays: dict[str, np.ndarray] = {}
     meta: dict[str, dict] = {}
 
     def timed(fn) -> float:
@@ -109,7 +106,8 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
                     arrays[key] = np.stack(
                         [t[:, 0], t[:, 1] - base, t[:, 2] - base, t[:, 4] - t[:, 3]], axis=1).astype(np.int32)
                     if steps is not None:   # cycles of each K step (the first from the CTA's start)
-                        step_arrays[key] = np.diff(steps.cpu().numpy(), axis=1, prepend=t[:, 3:4]).astype(np.int32)
+                        arrays[STEPS_PREFIX + key] = np.diff(steps.cpu().numpy(), axis=1, prepend=t[:, 3:4]).astype(
+                            np.int32)
                 meta[f"{cfg.key}/M{M}"] = {"ms": ms_plain, "ms_traced": ms_traced, "sm_clock_mhz": clock.sm_mhz()}
         except Exception as e:  # a config that cannot compile or launch: keep the others' traces, name it
             failed[cfg.key] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
@@ -118,18 +116,15 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
         log(f"{cfg.key}: {len(Ms)} M traced ({time.perf_counter() - t0:.0f} s)")
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, **arrays)
-    if record_steps:
-        np.savez_compressed(steps_path(out), **step_arrays)
     out.with_suffix(".json").write_text(json.dumps({
         "N": N, "K": K, "Ms": Ms, "reps": reps, "columns": COLUMNS, "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__, "triton": __import__("triton").__version__, "launches": meta,
-        **({"steps_file": steps_path(out).name} if record_steps else {}),
+        **({"steps": f"per-step cycles under keys {STEPS_PREFIX}<launch>"} if record_steps else {}),
         **({"failed": failed} if failed else {})}, indent=1))
 
 
 # ============================================================================ analysis (CPU)
-def load_traces(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
-    """(arrays by trace_key, sidecar metadata) of a collected trace file."""
+def _load(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
     path = Path(path)
     side = path.with_suffix(".json")
     if not path.exists() or not side.exists():
@@ -137,7 +132,20 @@ def load_traces(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
                                 f"writes both)")
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
-    meta = json.loads(side.read_text())
+    return arrays, json.loads(side.read_text())
+
+
+def load_steps(path: str | Path) -> dict[str, np.ndarray]:
+    """The per-step arrays of a trace file (`wavetune trace --steps`) by trace_key: CTAs x K steps, the cycles of each
+    step (the first from the CTA's start); empty when it was collected without --steps."""
+    arrays, _ = _load(path)
+    return {k[len(STEPS_PREFIX):]: a for k, a in arrays.items() if k.startswith(STEPS_PREFIX)}
+
+
+def load_traces(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    """(arrays by trace_key, sidecar metadata) of a collected trace file (per-step arrays left out: load_steps)."""
+    arrays, meta = _load(path)
+    arrays = {k: a for k, a in arrays.items() if not k.startswith(STEPS_PREFIX)}
     for k, a in arrays.items():
         if a.ndim != 2 or a.shape[1] != len(COLUMNS):
             raise ValueError(f"{path}: trace {k!r} has shape {a.shape}; expected (CTAs, {len(COLUMNS)}) = {COLUMNS}")
@@ -623,7 +631,7 @@ def register(sub) -> None:
     c.add_argument("--reps", type=int, default=2, help="traced launches kept per (config, M)")
     c.add_argument("--out", type=Path, required=True, help="the .npz to write")
     c.add_argument("--steps", action="store_true",
-                   help="also record the SM cycles of every K step of each CTA (into OUT_steps.npz)")
+                   help="also record the SM cycles of every K step of each CTA (in OUT, read by validation.step_trace)")
     c.set_defaults(func=_collect_cmd)
     r = sub.add_parser("trace-report", help="hardware per-CTA traces against the simulator's (no GPU needed)",
                        description="Per CTAs/SM: SM-local waves, CTA time by wave, desynchronisation, SM-to-SM "

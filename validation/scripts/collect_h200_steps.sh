@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session-23 H200 collection (GPU machine, repository root; $OUT receives one tar): per-step traces
-# (`wavetune trace --steps`: each CTA's SM cycles at the end of every K step) to see what a lone CTA's K step and a
+# (`wavetune trace --steps`: the SM cycles of every K step of each CTA) to see what a lone CTA's K step and a
 # co-resident CTA cost step by step, where the simulator is furthest off:
 #   * 128x128x64 s3 on N = 4096 at K = 1024..16384, M = 512 / 640 / 1024 (128 lone CTAs; 28 and 124 SMs doubled):
 #     the hardware's first co-residence costs 1.06-1.30 by layer (the K loop?), the model 1.23-1.29;
