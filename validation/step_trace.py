@@ -3,7 +3,7 @@
     wavetune trace --configs C.jsonl --N 4096 --K 4096 --M 512,640 --reps 1 --steps --out T.npz   # GPU
     python3 -m validation.step_trace T.npz [...]                                                  # anywhere
 
-`wavetune trace --steps` stores, beside the per-CTA trace, the SM cycles each K step of each CTA took, between
+`wavetune trace --steps` stores, with the per-CTA trace, the SM cycles each K step of each CTA took, between
 %clock64 reads right after a step's dot is issued and the previous step's MMA has completed, before the next loads
 go out (validation/kernels/gemm.py; the pipelined loop is otherwise the plain kernel's); the first counts from the
 CTA's start. Per launch this gives
