@@ -69,3 +69,30 @@ def test_the_step_clock_leaves_the_pipelined_loop_as_the_plain_kernel_compiles_i
         assert loop.index("wgmma.wait_group") < loop.index("%clock64")
     with pytest.raises(ValueError, match="traced="):
         oracle._compile(cfg, "sm_90", "bf16", oracle.DEFAULT_PROBLEM, "nope")
+
+
+def test_the_h200_per_step_traces_show_sm_bound_wgmma_steps_at_exactly_the_tiles_math():
+    """validation/data/h200/traces/trace_steps_*.npz (session 23): where the tensor cores bind (128x256 tiles alone, two
+    128x128x64 on an SM), a K step takes the tile's math at 4096 FLOP per cycle (hwspecs sm_90: 4 sub-partitions x
+    1024), BM x BN x BK / 2048 cycles; BLOCK_K 32 runs such steps as fast as 64 but at a lower in-kernel clock."""
+    from pathlib import Path
+
+    from wavetune.config import LaunchConfig
+
+    traces = Path(__file__).resolve().parent.parent / "validation/data/h200/traces"
+    bk = step_profile(traces / "trace_steps_bk_4096x4096.npz")   # BLOCK_K 32 and 64 side by side, one run
+    rows = bk + step_profile(traces / "trace_steps_4096x4096.npz")
+    seen = 0
+    for r in rows:
+        c = LaunchConfig.from_key(r["config"])
+        math = c.BLOCK_M * c.BLOCK_N * c.BLOCK_K / 2048
+        if c.BLOCK_N == 256 and c.BLOCK_M == 128 and r["M"] >= 2048:
+            assert r["steady_step_cycles"] == pytest.approx(math, rel=0.01), r
+            seen += 1
+        if r["config"] == "128x128x64_g8_w4_s3" and r["M"] >= 1024:   # two CTAs on every SM (one wave at M = 1024)
+            assert r["steady_step_cycles"] == pytest.approx(2 * math, rel=0.01)
+            seen += 1
+    assert seen >= 10
+    clock = {(r["config"], r["M"]): r["clock_mhz"] for r in bk}
+    for M in (2048, 4096, 8192):
+        assert clock[("128x256x32_g8_w8_s5", M)] < clock[("128x256x64_g8_w8_s3", M)]

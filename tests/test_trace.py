@@ -21,8 +21,9 @@ from wavetune.config import GemmProblem, LaunchConfig
 ROOT = Path(__file__).resolve().parent.parent
 H200_TRACES_ALL = sorted((ROOT / "validation/data/h200/traces").glob("trace_*.npz"))
 # the traces of the scheduler studies (wave-study tiles, 4-8 warps); trace_clock_blind_* (session 22: odd configs for
-# the in-kernel clock) is checked on its own below, trace_steps_* (session 23: per-step traces) in test_step_trace.py
-H200_TRACES = [f for f in H200_TRACES_ALL if not f.name.startswith(("trace_clock_blind", "trace_steps"))]
+# the in-kernel clock) is checked on its own below; trace_steps_* and trace_bk_* (session 23: per-step traces, and the
+# BLOCK_K 32 / 64 launches beside them) are read in test_step_trace.py
+H200_TRACES = [f for f in H200_TRACES_ALL if not f.name.startswith(("trace_clock_blind", "trace_steps", "trace_bk"))]
 H200 = hwspecs.load_gpu("h200")
 GPC_LAYOUT = ROOT / "validation/data/h200/gpc_layout.json"
 

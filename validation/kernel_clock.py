@@ -14,7 +14,7 @@ with a launch's tensor FLOPs (2 x BM x BN x BK per K step per traced CTA: the ti
 over its traced span. On the H200's traces taken up to session 21: 2128 launches, clock = 1854 MHz - 413 per PFLOP/s,
 R^2 0.55, rms 65 MHz; files' medians 1537-1772 MHz, against NVML's 1980. On 48 configs it never saw (session 22,
 trace_clock_blind_4096.npz) its residuals are -14 MHz mean, 41 rms; over all the committed traces: 2252 launches,
-1848 MHz - 401 per PFLOP/s (2344 with session 23's per-step traces: 1848 - 398). The method is exact at a steady
+1848 MHz - 401 per PFLOP/s (2359 with session 23's per-step traces: 1847 - 394). The method is exact at a steady
 clock (a spinning CTA reads 1980 MHz, as NVML), and on a held GEMM NVML reads 1515 MHz where the kernel runs at 1352
 (validation/scripts/clock_crosscheck.py). The simulator assumes the boost clock throughout (its calibrated
 efficiencies absorb the mean); a launch clock on this law was tried and not shipped (NOTES.md, session 22).
