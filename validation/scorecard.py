@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -101,11 +100,6 @@ def pick_regrets(spec, measurements: list, params, dtype: str = "bf16") -> dict[
     return out
 
 
-def _geomean(xs) -> float:
-    xs = list(xs)
-    return float(math.exp(sum(map(math.log, xs)) / len(xs))) if xs else float("nan")
-
-
 def selection(doc: dict[str, Any], groups: Sequence[str] | None, sets: Sequence[str] | None) -> tuple[list, list]:
     """(groups, sets) to score: None means every unsealed group / every set; names must be described."""
     sealed = doc.get("sealed", {})
@@ -123,6 +117,7 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
     """The figures (see the module docstring). `holdouts`: NxK -> calibration file, over the description's own;
     `groups` / `sets`: which to score (None: every unsealed group / every set; [] for none)."""
     import hwspecs
+    from validation.suite import geomean
     from wavesim.calibration import load_calibration
 
     doc = load_description(gpu)
@@ -149,12 +144,12 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
     every_shape: dict[tuple[str, tuple[int, int, int]], float] = {}
     for s in sets:
         reg = pick_regrets(spec, _load_pass(spec.id, doc["pick_sets"][s]), params)
-        result["pick_sets"][s] = {"shapes": len(reg), "regret": _geomean(reg.values())}
+        result["pick_sets"][s] = {"shapes": len(reg), "regret": geomean(reg.values())}
         every_shape.update({(s, shape): r for shape, r in reg.items()})
     if every_shape:
         large = [r for (_, shape), r in every_shape.items() if shape[0] > LARGE_M]
-        result["pick_all"] = {"shapes": len(every_shape), "regret": _geomean(every_shape.values()),
-                              "shapes_large_m": len(large), "regret_large_m": _geomean(large)}
+        result["pick_all"] = {"shapes": len(every_shape), "regret": geomean(every_shape.values()),
+                              "shapes_large_m": len(large), "regret_large_m": geomean(large)}
     return result
 
 

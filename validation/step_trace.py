@@ -6,11 +6,11 @@
 `wavetune trace --steps` stores, with the per-CTA trace, the SM cycles each K step of each CTA took, between
 %clock64 reads right after a step's dot is issued and the previous step's MMA has completed, before the next loads
 go out (validation/kernels/gemm.py; the pipelined loop is otherwise the plain kernel's); the first counts from the
-CTA's start. Per launch this gives
-the first step (the prologue's loads: num_stages - 1 stages of DRAM and L2 latency), the steady step (the median
-interval from the third step on: what the simulator calls a lone CTA's step, or its share of a busy SM), the early
-and late quarters of the loop (does a CTA speed up once its wave falls out of step?), the epilogue, and the steady
-step by how many CTAs the SM holds (in one-wave launches, how much a co-resident CTA costs per step).
+CTA's start. Per launch this gives the first step (the prologue's loads: num_stages - 1 stages of DRAM and L2
+latency), the steady step (the median interval from the third step on: what the simulator calls a lone CTA's step, or
+its share of a busy SM), the early and late quarters of the loop (does a CTA speed up once its wave falls out of
+step?), the epilogue, and the steady step by how many CTAs the SM holds (in one-wave launches, how much a co-resident
+CTA costs per step).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from validation.trace import load_steps, load_traces
+from validation.trace import load_trace_file
 
 STEADY_FROM = 2   # the first two intervals carry the prologue (pipeline fill); the steady step starts after them
 
@@ -50,8 +50,7 @@ def launch_steps(trace: np.ndarray, steps: np.ndarray) -> dict:
 
 def step_profile(path: str | Path) -> list[dict]:
     """launch_steps of every traced launch of a trace file collected with `wavetune trace --steps`."""
-    arrays, meta = load_traces(path)
-    steps = load_steps(path)
+    arrays, steps, meta = load_trace_file(path)
     if not steps:
         raise ValueError(f"{path}: no per-step arrays; collect with `wavetune trace --steps`")
     rows = []

@@ -56,7 +56,7 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
             timing_reps: int = 10, log=print, record_steps: bool = False) -> None:
     """Traces of every (config, M) into `out` (+ its .json sidecar); with record_steps also, per traced launch, the SM
     cycles each CTA's K steps took (CTAs x K steps, int32; the first counts from the CTA's start), in the same file
-    under STEPS_PREFIX + the launch's key (load_steps reads them)."""
+    under STEPS_PREFIX + the launch's key (load_trace_file reads them)."""
     import torch
 
     from validation.kernels.gemm import gemm, grid_size
@@ -124,7 +124,10 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
 
 
 # ============================================================================ analysis (CPU)
-def _load(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+def load_trace_file(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict]:
+    """(per-CTA traces by trace_key, per-step arrays by trace_key, sidecar metadata) of a collected trace file. The
+    per-step arrays (`wavetune trace --steps`; empty without it) are CTAs x K steps, the cycles of each step (the first
+    from the CTA's start)."""
     path = Path(path)
     side = path.with_suffix(".json")
     if not path.exists() or not side.exists():
@@ -132,23 +135,18 @@ def _load(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
                                 f"writes both)")
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
-    return arrays, json.loads(side.read_text())
-
-
-def load_steps(path: str | Path) -> dict[str, np.ndarray]:
-    """The per-step arrays of a trace file (`wavetune trace --steps`) by trace_key: CTAs x K steps, the cycles of each
-    step (the first from the CTA's start); empty when it was collected without --steps."""
-    arrays, _ = _load(path)
-    return {k[len(STEPS_PREFIX):]: a for k, a in arrays.items() if k.startswith(STEPS_PREFIX)}
-
-
-def load_traces(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
-    """(arrays by trace_key, sidecar metadata) of a collected trace file (per-step arrays left out: load_steps)."""
-    arrays, meta = _load(path)
+    meta = json.loads(side.read_text())
+    steps = {k[len(STEPS_PREFIX):]: a for k, a in arrays.items() if k.startswith(STEPS_PREFIX)}
     arrays = {k: a for k, a in arrays.items() if not k.startswith(STEPS_PREFIX)}
     for k, a in arrays.items():
         if a.ndim != 2 or a.shape[1] != len(COLUMNS):
             raise ValueError(f"{path}: trace {k!r} has shape {a.shape}; expected (CTAs, {len(COLUMNS)}) = {COLUMNS}")
+    return arrays, steps, meta
+
+
+def load_traces(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    """(per-CTA traces by trace_key, sidecar metadata) of a collected trace file."""
+    arrays, _, meta = load_trace_file(path)
     return arrays, meta
 
 

@@ -183,12 +183,11 @@ def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, in
         raise OracleUnavailable(f"triton is not importable ({e}); install the 'gpu' extra "
                                 f"(pip install 'triton==3.6.0') or use source='table'/'estimate'") from e
     from validation.kernels.gemm import gemm_kernel as kernel
-    from validation.kernels.gemm_trace import gemm_kernel_traced
 
     if traced not in (None, "trace", "steps"):
         raise ValueError(f"traced={traced!r}: expected None, 'trace' or 'steps'")
     if traced:
-        kernel = gemm_kernel_traced
+        from validation.kernels.gemm_trace import gemm_kernel_traced as kernel
     backend_name, cc = parse_arch(arch)
     target = GPUTarget(backend_name, cc, 32 if backend_name == "cuda" else 64)
     backend = make_backend(target)
