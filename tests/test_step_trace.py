@@ -96,3 +96,60 @@ def test_the_h200_per_step_traces_show_sm_bound_wgmma_steps_at_exactly_the_tiles
     clock = {(r["config"], r["M"]): r["clock_mhz"] for r in bk}
     for M in (2048, 4096, 8192):
         assert clock[("128x256x32_g8_w8_s5", M)] < clock[("128x256x64_g8_w8_s3", M)]
+
+
+def test_the_h200_per_step_traces_show_which_full_sm_steps_leave_the_tiles_math():
+    """validation/data/h200/traces/trace_steps_wg_4096x2048.npz (session 24, collect_h200_steps_wg.sh): with every SM
+    full over several waves (M = 4096), pairs of 128x128x64 and a lone 4-stage 128x128x64 run at exactly the tile's
+    math; 256x128x64 w8 (two m64n128 per warpgroup, the bytes of 128x256x64) does not at 3 stages and nearly does at 4;
+    a 3-stage 128-deep K step is bound by its loads, well above its math, however many CTAs share the SM."""
+    from pathlib import Path
+
+    from wavetune.config import LaunchConfig
+
+    rows = step_profile(Path(__file__).resolve().parent.parent / "validation/data/h200/traces/trace_steps_wg_4096x2048.npz")
+    over = {}   # (config, M) -> steady step / the SM-shared math of the CTAs an SM holds at once
+    for r in rows:
+        c = LaunchConfig.from_key(r["config"])
+        per_sm = 2 if r["config"].startswith("128x128x64") and c.num_stages == 3 else 1
+        over[(r["config"], r["M"])] = r["steady_step_cycles"] / (per_sm * c.BLOCK_M * c.BLOCK_N * c.BLOCK_K / 2048)
+    for cfg in ("128x128x64_g8_w4_s3", "128x128x64_g8_w8_s3", "128x128x64_g8_w4_s4", "128x256x64_g8_w8_s3"):
+        assert over[(cfg, 4096)] == pytest.approx(1.0, abs=0.01), cfg
+    assert over[("256x128x64_g8_w8_s3", 4096)] > 1.04 > over[("256x128x64_g8_w8_s4", 4096)] > 1.0
+    for cfg in ("128x128x128_g8_w4_s3", "128x128x128_g8_w8_s3"):
+        assert over[(cfg, 4096)] > 1.15, cfg
+
+
+def test_the_lone_step_law_recovers_a_known_latency_and_fill_rate():
+    """Launches generated from max(math, (600 ns + bytes / 80 B/ns) / stages in flight) at 1.5 GHz give those values back;
+    tiles below 64 rows (no wgmma) are left out, and too few launches are an error that says so."""
+    from validation.step_trace import lone_step_law
+    from wavetune.config import LaunchConfig
+
+    rows = []
+    for key in ("128x128x64_g8_w4_s3", "64x64x32_g8_w4_s2", "128x256x64_g8_w8_s4", "64x256x32_g8_w4_s5",
+                "128x128x128_g8_w8_s3", "32x64x64_g8_w4_s3"):
+        c = LaunchConfig.from_key(key)
+        ns = max(2 * c.BLOCK_M * c.BLOCK_N * c.BLOCK_K / 4096 / 1.5,
+                 (600 + (c.BLOCK_M + c.BLOCK_N) * c.BLOCK_K * 2 / 80) / max(c.num_stages - 1, 1))
+        rows.append({"config": key, "k_steps": 64, "clock_mhz": 1500.0, "steady_by_ctas_on_sm": {"1": ns * 1.5}})
+    law = lone_step_law(rows)
+    assert law["launches"] == 5
+    assert law["c0_ns"] == pytest.approx(600, rel=1e-3) and law["fill_bytes_per_ns"] == pytest.approx(80, rel=1e-3)
+    assert law["rms_log_error"] < 1e-6
+    with pytest.raises(ValueError, match="at least 3"):
+        lone_step_law(rows[:2])
+
+
+def test_the_h200_lone_steps_follow_one_latency_and_fill_rate_across_tiles():
+    """validation/data/h200/traces/trace_steps_*.npz: a wgmma CTA alone on its SM waits ~0.6-0.8 us per stage in flight
+    plus its loads at ~60-130 B/ns, whatever the tile (session 23: about 1200 cycles + 20 per KB), within 8% rms."""
+    from pathlib import Path
+
+    from validation.step_trace import lone_step_law
+
+    traces = sorted((Path(__file__).resolve().parent.parent / "validation/data/h200/traces").glob("trace_steps_*.npz"))
+    law = lone_step_law([r for p in traces for r in step_profile(p)])
+    assert law["launches"] >= 60
+    assert 550 < law["c0_ns"] < 800 and 60 < law["fill_bytes_per_ns"] < 130
+    assert law["rms_log_error"] < 0.08

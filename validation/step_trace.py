@@ -10,7 +10,8 @@ CTA's start. Per launch this gives the first step (the prologue's loads: num_sta
 latency), the steady step (the median interval from the third step on: what the simulator calls a lone CTA's step, or
 its share of a busy SM), the early and late quarters of the loop (does a CTA speed up once its wave falls out of
 step?), the epilogue, and the steady step by how many CTAs the SM holds (in one-wave launches, how much a co-resident
-CTA costs per step).
+CTA costs per step). Over all the launches given it fits the lone CTA's step law (lone_step_law): the fixed latency
+and the fill rate of a stage's loads, the chain a CTA alone on its SM waits on where its math does not bind.
 """
 
 from __future__ import annotations
@@ -63,6 +64,43 @@ def step_profile(path: str | Path) -> list[dict]:
     return rows
 
 
+# The H200's warpgroup MMA does 4096 bf16 FLOP per SM cycle: every tensor-bound K step in the committed per-step
+# traces (validation/data/h200/traces/trace_steps_*.npz) takes BM x BN x BK x 2 / 4096 cycles (tests/test_step_trace.py).
+WGMMA_FLOP_PER_CYCLE = 4096
+
+
+def lone_step_law(rows: list[dict]) -> dict:
+    """The K step of a CTA alone on its SM, fitted over launches (rows of step_profile; wgmma tiles: BLOCK_M >= 64,
+    warps a multiple of 4): step = max(the tile's math, (c0 + the step's load bytes / fill) / stages in flight), in ns
+    at each launch's own clock. A stage is refilled only once its MMA is done, so each of the min(num_stages - 1, L)
+    stages in flight cycles through a fixed latency c0 and its bytes at a fill rate; least squares in log space."""
+    from scipy.optimize import least_squares
+
+    from wavetune.config import DTYPE_BYTES, LaunchConfig
+
+    pts = []
+    for r in rows:
+        c = LaunchConfig.from_key(r["config"])
+        lone = r["steady_by_ctas_on_sm"].get("1")
+        if lone is None or c.BLOCK_M < 64 or c.num_warps % 4:
+            continue
+        ns_per_cycle = 1e3 / r["clock_mhz"]
+        pts.append((lone * ns_per_cycle, 2 * c.BLOCK_M * c.BLOCK_N * c.BLOCK_K / WGMMA_FLOP_PER_CYCLE * ns_per_cycle,
+                    (c.BLOCK_M + c.BLOCK_N) * c.BLOCK_K * DTYPE_BYTES["bf16"],
+                    max(min(c.num_stages - 1, r["k_steps"]), 1)))
+    if len(pts) < 3:
+        raise ValueError(f"{len(pts)} launches with a wgmma CTA alone on its SM; the law needs at least 3")
+    step, math, nbytes, in_flight = map(np.array, zip(*pts))
+
+    def law(q):
+        return np.maximum(math, (q[0] + nbytes / q[1]) / in_flight)
+
+    fit = least_squares(lambda q: np.log(law(q) / step), [500.0, 100.0], bounds=([0.0, 1.0], [1e4, 1e4]))
+    err = np.log(law(fit.x) / step)
+    return {"launches": len(pts), "c0_ns": float(fit.x[0]), "fill_bytes_per_ns": float(fit.x[1]),
+            "rms_log_error": float(np.sqrt(np.mean(err ** 2))), "max_abs_log_error": float(np.abs(err).max())}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m validation.step_trace", description=__doc__.split("\n\n")[0])
     ap.add_argument("traces", nargs="+", help="trace .npz files collected with `wavetune trace --steps`")
@@ -79,6 +117,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['N']}x{r['K']} | {r['config']} | {r['M']} | {r['ctas']} | {r['k_steps']} | {r['first_step_cycles']:.0f} | "
               f"{r['steady_step_cycles']:.0f} | {r['early_quarter_cycles']:.0f} / {r['late_quarter_cycles']:.0f} | "
               f"{r['epilogue_cycles']:.0f} | {by} | {r['clock_mhz']:.0f}")
+    try:
+        law = lone_step_law(rows)
+    except ValueError as e:
+        print(f"lone step law: {e}")
+    else:
+        print(f"lone step law over {law['launches']} launches (a wgmma CTA alone on its SM): max(math, ({law['c0_ns']:.0f} ns "
+              f"+ load bytes / {law['fill_bytes_per_ns']:.1f} B/ns) / stages in flight), rms {law['rms_log_error']:.3f} "
+              f"(log), worst {law['max_abs_log_error']:.3f}")
     return 0
 
 
