@@ -11,12 +11,15 @@ Least squares over the launches (each: the median clock of its CTAs) of
     clock_MHz = intercept - slope x PFLOP/s
 
 with a launch's tensor FLOPs (2 x BM x BN x BK per K step per traced CTA: the tiles' work, as the simulator counts it)
-over its traced span. On the H200's traces taken up to session 21: 2128 launches, clock = 1854 MHz - 413 per PFLOP/s,
+over its traced span; and the same with the slope growing per decade of the launch's span (below). On the H200's traces taken up to session 21: 2128 launches, clock = 1854 MHz - 413 per PFLOP/s,
 R^2 0.55, rms 65 MHz; files' medians 1537-1772 MHz, against NVML's 1980. On 48 configs it never saw (session 22,
 trace_clock_blind_4096.npz) its residuals are -14 MHz mean, 41 rms; over all the committed traces: 2252 launches,
 1848 MHz - 401 per PFLOP/s (2359 with session 23's per-step traces: 1847 - 394). The method is exact at a steady
 clock (a spinning CTA reads 1980 MHz, as NVML), and on a held GEMM NVML reads 1515 MHz where the kernel runs at 1352
-(validation/scripts/clock_crosscheck.py). The simulator assumes the boost clock throughout (its calibrated
+(validation/scripts/clock_crosscheck.py). The slope depends on how long the launch runs: over the 2415 launches
+committed by session 24, clock = 1842 MHz - (223 + 170 x log10(span / 20 us)) per PFLOP/s, rms 55 MHz against 64 for
+one slope (spans of 20 us to 1.3 ms: the clock falls with the tensor work over tens to hundreds of microseconds, so
+a short launch runs faster per FLOP than one slope says). The simulator assumes the boost clock throughout (its calibrated
 efficiencies absorb the mean); a launch clock on this law was tried and not shipped (NOTES.md, session 22).
 """
 
@@ -33,6 +36,8 @@ from validation.trace import load_traces
 from wavetune.config import LaunchConfig
 
 MIN_LAUNCHES = 8  # a line through fewer launches says little
+# The span the law by span is referred to (its slope at this span): about the shortest traced launches.
+SPAN_REF_S = 20e-6
 
 
 def launch_clocks(trace_files: list[str | Path]) -> list[dict]:
@@ -64,9 +69,16 @@ def kernel_clock_law(trace_files: list[str | Path]) -> dict:
         raise ValueError(f"{len(rows)} traced launches in {[str(f) for f in trace_files]}: too few to fit a clock law "
                          f"(need {MIN_LAUNCHES}; collect more with `wavetune trace`)")
     mhz = np.array([r["mhz"] for r in rows])
-    X = np.column_stack([np.ones(len(rows)), [r["pflops"] for r in rows]])
+    pflops = np.array([r["pflops"] for r in rows])
+    X = np.column_stack([np.ones(len(rows)), pflops])
     coef, *_ = np.linalg.lstsq(X, mhz, rcond=None)
     resid = mhz - X @ coef
+    # The same line with a slope that grows with the launch's span: the clock follows the tensor work with a lag, so
+    # a short launch ends before it has fallen as far as a long one's (session 24: 223 + 170 per decade of span).
+    decades = np.log10(np.maximum([r["span_s"] for r in rows], 1e-9) / SPAN_REF_S)
+    Xs = np.column_stack([np.ones(len(rows)), pflops, pflops * decades])
+    coef_s, *_ = np.linalg.lstsq(Xs, mhz, rcond=None)
+    resid_s = mhz - Xs @ coef_s
     files = {}
     for name in dict.fromkeys(r["file"] for r in rows):
         mine = [r for r in rows if r["file"] == name]
@@ -74,7 +86,10 @@ def kernel_clock_law(trace_files: list[str | Path]) -> dict:
                        "pflops_median": float(np.median([r["pflops"] for r in mine]))}
     return {"launches": len(rows), "intercept_mhz": float(coef[0]), "mhz_per_pflops": float(-coef[1]),
             "r2": float(1.0 - resid.var() / mhz.var()) if mhz.var() > 0 else 1.0,
-            "rms_mhz": float(np.sqrt(np.mean(resid ** 2))), "files": files}
+            "rms_mhz": float(np.sqrt(np.mean(resid ** 2))), "files": files,
+            "by_span": {"intercept_mhz": float(coef_s[0]), "mhz_per_pflops_at_ref": float(-coef_s[1]),
+                        "more_per_decade": float(-coef_s[2]), "span_ref_s": SPAN_REF_S,
+                        "rms_mhz": float(np.sqrt(np.mean(resid_s ** 2)))}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{f['pflops_median']:.2f} PFLOP/s")
     print(f"{r['launches']} launches: clock = {r['intercept_mhz']:.0f} MHz - {r['mhz_per_pflops']:.0f} per PFLOP/s "
           f"(R^2 {r['r2']:.2f}, rms {r['rms_mhz']:.0f} MHz)")
+    b = r["by_span"]
+    print(f"by span: clock = {b['intercept_mhz']:.0f} MHz - ({b['mhz_per_pflops_at_ref']:.0f} + {b['more_per_decade']:.0f} x "
+          f"log10(span / {b['span_ref_s'] * 1e6:.0f} us)) per PFLOP/s (rms {b['rms_mhz']:.0f} MHz)")
     return 0
 
 
