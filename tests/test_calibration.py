@@ -116,3 +116,23 @@ def test_more_starts_never_end_at_a_higher_loss():
     three = fit(H200, ds, free=["l2_latency_cycles", "mma_efficiency"], starts=3)[1]
     assert one["starts"] == 1 and three["starts"] == 3
     assert three["loss_end"] <= one["loss_end"] * (1 + 1e-9)
+
+
+def test_the_start_desync_rates_are_measured_on_given_sweep_passes_and_kept_by_a_fit_without_sweeps():
+    """desync_start measures desync_rate and its exponent on sweeps given as passes (the model's own steps made with
+    known rates come back), a fit on records without a sweep keeps them, and files without a sweep are named."""
+    from tuner.space import WAVE_STUDY
+    from wavesim.calibration import desync_start
+
+    truth = GemmParams.from_dict({"desync_rate": 0.15, "desync_contention_exponent": 3.0})
+    sweep = [c for c in WAVE_STUDY if config_occupancy(H200, c, "bf16")[0].ctas_per_sm >= 3]
+    one_pass = synthetic(truth, [(m, 4096, 4096) for m in range(64, 8193, 64)], sweep)
+    start, report = desync_start(H200, [one_pass, one_pass], GemmParams.priors())
+    assert start.desync_rate == pytest.approx(0.15, rel=0.1) and report["desync_rate"]["value"] == start.desync_rate
+    assert start.desync_contention_exponent == pytest.approx(3.0, abs=0.3)
+    assert "desync_rate_two_ctas" not in report and start.desync_rate_two_ctas == GemmParams.priors().desync_rate_two_ctas
+    few = synthetic(truth, [(m, 4096, 4096) for m in (256, 2048, 8192)], sweep)
+    params, fitted = fit(H200, build_dataset(H200, few), start=start, free=["l2_latency_cycles"], starts=1)
+    assert params.desync_rate == pytest.approx(start.desync_rate, rel=0.1) and "no M sweep" in fitted["desync_rate"]["from"]
+    with pytest.raises(ValueError, match="no M sweep"):
+        desync_start(H200, [few], GemmParams.priors())

@@ -191,6 +191,44 @@ def desync_rate_from_sweeps(spec: GPUSpec, sweeps, params: GemmParams, dtype: st
     return {"value": best_rate(desync_contention_exponent=exponent)[1], "exponent": exponent, **out}
 
 
+def desync_start(spec: GPUSpec, passes: Sequence[Sequence], start: GemmParams,
+                 dtype: str = "bf16") -> tuple[GemmParams, dict]:
+    """`start` with its de-synchronisation rates measured (desync_rate_from_sweeps) on the M sweeps of `passes` (one
+    list of measurements per measured pass of the same sweeps), the model's other parameters as in `start`: what a
+    calibration whose records hold no M sweep (a hold-out of the sweep layer) keeps. The priors' rates were measured
+    so on the N = 4608 sweep under the model of their time (gemm_priors.toml); a change to the model's form shifts
+    the SM loads and the steps they soften, so a calibration that judges such a change measures them again with it.
+    Returns (params, {field: {"value", "points", "sweeps"[, "exponent"]}}); a field with no band to measure on keeps
+    start's."""
+    from dataclasses import replace
+
+    times: list[dict] = []
+    for ms in passes:
+        t: dict = {}
+        for m in ms:
+            if m.ok and m.problem.dtype == dtype:
+                t.setdefault((m.config, m.problem.N, m.problem.K), {})[m.problem.M] = m.ms
+        times.append(t)
+    sweeps = []
+    for key, first in times[0].items():
+        Ms = sorted(set(first).intersection(*(t.get(key, {}) for t in times[1:])))
+        if len(Ms) >= MIN_SWEEP_POINTS:
+            sweeps.append((*key, Ms, [[t[key][m] for m in Ms] for t in times]))
+    if not sweeps:
+        raise ValueError(f"no M sweep ({MIN_SWEEP_POINTS}+ values of M for one config and layer, in every one of the "
+                         f"{len(passes)} pass(es)) to measure the de-synchronisation rates on; give the files of a "
+                         "measured sweep, one per pass (e.g. validation/data/h200/holdout/m_sweep_holdout*.jsonl)")
+    params, report = start, {}
+    for field in DESYNC_RATE_FIELDS:
+        measured = desync_rate_from_sweeps(spec, sweeps, params, dtype, field)
+        if measured is None:
+            continue
+        extra = {"desync_contention_exponent": measured["exponent"]} if "exponent" in measured else {}
+        params = replace(params, **{field: measured["value"]}, **extra)
+        report[field] = measured
+    return params, report
+
+
 def load_shift(ds: Dataset, before: GemmParams, after: GemmParams) -> float:
     """How far a change of parameters moves the SM loads n x solo_frac of the records at 3+ CTAs/SM (the loads
     desync_rate is scaled by): the geometric median of load(before) / load(after); 1.0 without such records."""

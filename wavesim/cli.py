@@ -169,13 +169,20 @@ def _staircase_png(path: str, rows: list[dict], spec) -> None:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     import hwspecs
     from validation.measurements import dedupe_latest, load_measurements
-    from wavesim.calibration import build_dataset, dataset_hash, fit, save_calibration, simulate_ms
+    from wavesim.calibration import build_dataset, dataset_hash, desync_start, fit, save_calibration, simulate_ms
+    from wavesim.kernels.gemm import GemmParams
 
     spec = hwspecs.load_gpu(args.gpu)
     ms = dedupe_latest(load_measurements(args.measurements, gpu=spec.id))
     holdout = {tuple(int(x) for x in s.split("x")) for s in (args.holdout_nk or [])}
     ds = build_dataset(spec, ms, args.dtype, keep=lambda s: (s[1], s[2]) not in holdout)
-    params, report = fit(spec, ds, temperature=args.temperature)
+    start, desync = GemmParams.priors(), None
+    if args.desync_sweeps:
+        passes = [dedupe_latest(load_measurements([f], gpu=spec.id)) for f in args.desync_sweeps]
+        start, desync = desync_start(spec, passes, start, args.dtype)
+    params, report = fit(spec, ds, start=start, temperature=args.temperature)
+    if desync is not None:
+        report["desync_start"] = {"files": [str(f) for f in args.desync_sweeps], **desync}
     err = np.abs(simulate_ms(ds, params) / ds.ms - 1)
     report.update(measurement_files=[str(p) for p in args.measurements], data_sha256_16=dataset_hash(args.measurements),
                   holdout_nk=sorted(f"{n}x{k}" for n, k in holdout),
@@ -224,4 +231,8 @@ def register(sub) -> None:
                    help="leave out every shape with these (N, K), e.g. 4096x14336, to validate on them")
     p.add_argument("--temperature", type=float, default=0.15,
                    help="weight of slower configs: exp(-log(t/t_best)/temperature)")
+    p.add_argument("--desync-sweeps", nargs="+", default=None, metavar="PASS.jsonl",
+                   help="measure the start's de-synchronisation rates on the M sweeps of these files (one per "
+                        "measured pass) with the model as it is, instead of the priors': for judging a change to the "
+                        "model's form with a calibration whose records hold no sweep (--holdout-nk)")
     p.set_defaults(func=_cmd_calibrate)
