@@ -149,7 +149,50 @@ def test_the_h200_lone_steps_follow_one_latency_and_fill_rate_across_tiles():
     from validation.step_trace import lone_step_law
 
     traces = sorted((Path(__file__).resolve().parent.parent / "validation/data/h200/traces").glob("trace_steps_*.npz"))
-    law = lone_step_law([r for p in traces for r in step_profile(p)])
+    law = lone_step_law([r for p in traces if "width" not in p.name for r in step_profile(p)])
     assert law["launches"] >= 60
     assert 550 < law["c0_ns"] < 800 and 60 < law["fill_bytes_per_ns"] < 130
     assert law["rms_log_error"] < 0.08
+
+
+def test_the_h200_lone_step_grows_with_the_layer_width():
+    """validation/data/h200/traces/trace_steps_width_*.npz (session 24): the same tiles alone on their SMs (M = 128) take
+    longer per K step the wider the layer (more of B streamed from DRAM at once), 128x128x64 s3 about 1.6x from
+    N = 2048 to 16384; at a given width, twice the CTAs (M = 256, the same B) change it little."""
+    from pathlib import Path
+
+    traces = Path(__file__).resolve().parent.parent / "validation/data/h200/traces"
+    lone = {}
+    for n in (2048, 4096, 8192, 16384):
+        for r in step_profile(traces / f"trace_steps_width_{n}x2048.npz"):
+            lone[(r["config"], n, r["M"])] = r["steady_by_ctas_on_sm"].get("1")   # None: no CTA was alone on an SM
+    for cfg in ("128x128x64_g8_w4_s3", "64x128x64_g8_w4_s3", "256x128x64_g8_w8_s3"):
+        steps = [lone[(cfg, n, 128)] for n in (2048, 4096, 8192, 16384)]
+        assert steps == sorted(steps), cfg
+        assert all(lone[(cfg, n, 256)] == pytest.approx(lone[(cfg, n, 128)], rel=0.1) for n in (2048, 4096, 8192)), cfg
+    assert lone[("128x128x64_g8_w4_s3", 16384, 128)] > 1.5 * lone[("128x128x64_g8_w4_s3", 2048, 128)]
+
+
+def test_the_h200_full_sm_steps_follow_the_wgmma_instructions_with_a_floor_for_narrow_ones():
+    """validation/data/h200/traces/trace_steps_wg2_4096x2048.npz (session 24): with one CTA of at most 8 warps on every
+    SM, a K step takes its warpgroup MMA instructions one after another, each m64nNk16 holding the SM's tensor cores
+    max(N / 2, ~47) cycles: n128 and n256 at the tile's math, n64 about 47% above it (a floor per instruction, which
+    the width of 64 columns does not reach); 16-warp CTAs run 11-13% above their math."""
+    from pathlib import Path
+
+    from wavesim.kernels.gemm import wgmma_width
+    from wavetune.config import LaunchConfig
+
+    rows = step_profile(Path(__file__).resolve().parent.parent / "validation/data/h200/traces/trace_steps_wg2_4096x2048.npz")
+    seen = 0
+    for r in rows:
+        c = LaunchConfig.from_key(r["config"])
+        width = wgmma_width(c)
+        instructions = c.BLOCK_M * c.BLOCK_N * c.BLOCK_K / (64 * width * 16)   # m64 x width x k16 per CTA per step
+        law = instructions * max(width / 2, 47)
+        if c.num_warps <= 8:
+            assert r["steady_step_cycles"] == pytest.approx(law, rel=0.03), r["config"]
+            seen += 1
+        else:
+            assert 1.08 < r["steady_step_cycles"] / law < 1.16, r["config"]
+    assert seen == 5
