@@ -137,8 +137,10 @@ def test_the_lone_step_law_recovers_a_known_latency_and_fill_rate():
     assert law["launches"] == 5
     assert law["c0_ns"] == pytest.approx(600, rel=1e-3) and law["fill_bytes_per_ns"] == pytest.approx(80, rel=1e-3)
     assert law["rms_log_error"] < 1e-6
-    with pytest.raises(ValueError, match="at least 3"):
+    with pytest.raises(ValueError, match="at least 3 launches of at least 2 sizes"):
         lone_step_law(rows[:2])
+    with pytest.raises(ValueError, match="at least 3 launches of at least 2 sizes"):
+        lone_step_law([rows[0]] * 4)   # one tile: latency and fill rate cannot be told apart
 
 
 def test_the_h200_lone_steps_follow_one_latency_and_fill_rate_across_tiles():
@@ -196,3 +198,24 @@ def test_the_h200_full_sm_steps_follow_the_wgmma_instructions_with_a_floor_for_n
         else:
             assert 1.08 < r["steady_step_cycles"] / law < 1.16, r["config"]
     assert seen == 5
+
+
+def test_the_h200_small_tiles_pay_per_co_resident_cta_once_their_sm_is_busy():
+    """validation/data/h200/traces/trace_steps_small_*.npz (session 24): single-wave launches on 3072 x 1024 with 1-6
+    CTAs of a small tile per SM. A CTA's step stays near its lone step while the SM has room, then grows by a fixed cost
+    per co-resident CTA: 16x128x64 and 32x64x64 (mma.sync) about 240-300 cycles each from 3 CTAs on; 64x64x64 and
+    128x64x32 (wgmma, four m64n64k16 per step) at the instruction floor of about 47 cycles x 4 each."""
+    from pathlib import Path
+
+    traces = Path(__file__).resolve().parent.parent / "validation/data/h200/traces"
+    by = {}
+    for f in traces.glob("trace_steps_small_*.npz"):
+        for r in step_profile(f):
+            for n, v in r["steady_by_ctas_on_sm"].items():
+                by[(r["config"], int(n))] = v   # single-wave launches: n CTAs on the SM at once
+    for cfg in ("16x128x64_g8_w4_s4", "32x64x64_g8_w4_s4"):
+        lone, per = by[(cfg, 1)], [by[(cfg, n)] / n for n in (3, 4)]
+        assert by[(cfg, 2)] > 1.15 * lone                           # a second CTA already costs
+        assert all(230 < p < 310 for p in per), (cfg, per)          # then a fixed cost per CTA
+    for cfg, n in (("64x64x64_g8_w4_s4", 3), ("128x64x32_g8_w4_s3", 4)):
+        assert by[(cfg, n)] == pytest.approx(n * 4 * 47, rel=0.07), cfg

@@ -88,8 +88,10 @@ def lone_step_law(rows: list[dict]) -> dict:
         pts.append((lone * ns_per_cycle, 2 * c.BLOCK_M * c.BLOCK_N * c.BLOCK_K / WGMMA_FLOP_PER_CYCLE * ns_per_cycle,
                     (c.BLOCK_M + c.BLOCK_N) * c.BLOCK_K * DTYPE_BYTES["bf16"],
                     max(min(c.num_stages - 1, r["k_steps"]), 1)))
-    if len(pts) < 3:
-        raise ValueError(f"{len(pts)} launches with a wgmma CTA alone on its SM; the law needs at least 3")
+    if len(pts) < 3 or len({p[2] for p in pts}) < 2:
+        raise ValueError(f"{len(pts)} launches with a wgmma CTA alone on its SM, of {len({p[2] for p in pts})} load "
+                         "size(s); the law needs at least 3 launches of at least 2 sizes (tiles of different bytes per "
+                         "K step) to tell the latency from the fill rate")
     step, math, nbytes, in_flight = map(np.array, zip(*pts))
 
     def law(q):
