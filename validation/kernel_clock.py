@@ -11,16 +11,18 @@ Least squares over the launches (each: the median clock of its CTAs) of
     clock_MHz = intercept - slope x PFLOP/s
 
 with a launch's tensor FLOPs (2 x BM x BN x BK per K step per traced CTA: the tiles' work, as the simulator counts it)
-over its traced span; and the same with the slope growing per decade of the launch's span (below). On the H200's traces taken up to session 21: 2128 launches, clock = 1854 MHz - 413 per PFLOP/s,
-R^2 0.55, rms 65 MHz; files' medians 1537-1772 MHz, against NVML's 1980. On 48 configs it never saw (session 22,
+over its traced span; and the same with the slope growing per decade of the launch's span (below). On the H200's
+traces taken up to session 21: 2128 launches, clock = 1854 MHz - 413 per PFLOP/s, R^2 0.55, rms 65 MHz; files'
+medians 1537-1772 MHz, against NVML's 1980. On 48 configs it never saw (session 22,
 trace_clock_blind_4096.npz) its residuals are -14 MHz mean, 41 rms; over all the committed traces: 2252 launches,
 1848 MHz - 401 per PFLOP/s (2359 with session 23's per-step traces: 1847 - 394). The method is exact at a steady
 clock (a spinning CTA reads 1980 MHz, as NVML), and on a held GEMM NVML reads 1515 MHz where the kernel runs at 1352
 (validation/scripts/clock_crosscheck.py). The slope depends on how long the launch runs: over the 2415 launches
 committed by session 24, clock = 1842 MHz - (223 + 170 x log10(span / 20 us)) per PFLOP/s, rms 55 MHz against 64 for
 one slope (spans of 20 us to 1.3 ms: the clock falls with the tensor work over tens to hundreds of microseconds, so
-a short launch runs faster per FLOP than one slope says). The simulator assumes the boost clock throughout (its calibrated
-efficiencies absorb the mean); a launch clock on this law was tried and not shipped (NOTES.md, session 22).
+a short launch runs faster per FLOP than one slope says). The simulator assumes the boost clock throughout (its
+calibrated efficiencies absorb the mean); a launch clock on these laws was tried and not shipped (NOTES.md, sessions
+22 and 24).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def step_profile(path: str | Path) -> list[dict]:
 
 
 # The H200's warpgroup MMA does 4096 bf16 FLOP per SM cycle: every tensor-bound K step in the committed per-step
-# traces (validation/data/h200/traces/trace_steps_*.npz) takes BM x BN x BK x 2 / 4096 cycles (tests/test_step_trace.py).
+# traces (validation/data/h200/traces/trace_steps_*.npz) takes BM x BN x BK x 2 / 4096 cycles (tests/test_step_trace).
 WGMMA_FLOP_PER_CYCLE = 4096
 
 
