@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import hwspecs
-from validation.trace import (COLUMNS, _ranges, cta_time_by_ctas_on_sm, generations, launch_stats,
-                              load_slowdown_from_traces, load_traces, max_ctas_on_sm, sm_classes, sm_relative_time,
-                              trace_key, write_report)
+from validation.trace import (COLUMNS, PACKED_KEY, STEPS_PREFIX, _ranges, cta_time_by_ctas_on_sm, generations,
+                              launch_stats, load_slowdown_from_traces, load_trace_file, load_traces, max_ctas_on_sm,
+                              save_trace_arrays, sm_classes, sm_relative_time, trace_key, write_report)
 from wavesim.engine import run
 from wavesim.calibration import load_calibration
 from wavesim.kernels.gemm import GemmModel, GemmParams, config_occupancy
@@ -179,6 +179,30 @@ def test_a_malformed_trace_file_is_named(tmp_path):
     p.with_suffix(".json").write_text("{}")
     with pytest.raises(ValueError, match=r"shape \(3, 2\)"):
         load_traces(p)
+
+
+def test_packed_trace_files_read_back_exactly(tmp_path):
+    """The packed format (save_trace_arrays) is lossless for any int32 rows, keeps per-step arrays as they are, and
+    is what np.load and load_trace_file read; a file of an unknown format is named, not misread."""
+    rng = np.random.default_rng(0)
+    start = np.sort(rng.integers(0, 2**30, 500))
+    rows = np.stack([rng.integers(0, 132, 500), start, start + rng.integers(0, 2**20, 500),
+                     rng.integers(-2**31, 2**31 - 1, 500)], axis=1).astype(np.int32)
+    steps = rng.integers(0, 5000, (500, 7)).astype(np.int32)
+    p = tmp_path / "t.npz"
+    save_trace_arrays(p, {"a/M1/r0": rows, "b/M2/r0": rows[::-1].copy(), STEPS_PREFIX + "a/M1/r0": steps})
+    p.with_suffix(".json").write_text("{}")
+    ctas, st, _ = load_trace_file(p)
+    assert set(ctas) == {"a/M1/r0", "b/M2/r0"} and set(st) == {"a/M1/r0"}
+    assert np.array_equal(ctas["a/M1/r0"], rows) and np.array_equal(ctas["b/M2/r0"], rows[::-1])
+    assert ctas["a/M1/r0"].dtype == np.int32 and np.array_equal(st["a/M1/r0"], steps)
+    with pytest.raises(ValueError, match=r"shape \(3, 2\)"):
+        save_trace_arrays(p, {"x/M1/r0": np.zeros((3, 2), np.int32)})
+    q = tmp_path / "future.npz"
+    np.savez(q, **{PACKED_KEY: np.array("some-later-format"), "x/M1/r0": np.zeros((4, 3), np.int32)})
+    q.with_suffix(".json").write_text("{}")
+    with pytest.raises(ValueError, match="some-later-format"):
+        load_traces(q)
 
 
 @pytest.mark.skipif(not H200_TRACES, reason="no committed H200 traces")

@@ -6,7 +6,7 @@ Collect (GPU; validation/kernels/gemm_trace.py):
         --reps 2 --out validation/data/h200/traces/trace_4096.npz
 
 For every (config, M, rep) it stores one int32 array, CTAs x (smid, start_ns, end_ns, cycles) with times
-from the launch's first CTA start, and in a JSON sidecar the traced and untraced kernel times (CUDA
+from the launch's first CTA start (packed on disk: save_trace_arrays), and in a JSON sidecar the traced and untraced kernel times (CUDA
 events, L2 flushed before each launch as in validation/profiler.py) and NVML's SM clock (read between
 launches, so not the clock inside the kernel: that is cycles / ns of the trace). Analysis (CPU):
 `launch_stats` reduces one trace to the figures the simulator makes claims about (waves, how synchronous
@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,39 @@ import numpy as np
 from wavetune.config import LaunchConfig
 
 COLUMNS = ("smid", "start_ns", "end_ns", "cycles")
+STEPS_PREFIX = "steps/"   # per-step arrays share the trace file under this key prefix (`wavetune trace --steps`)
+# On disk each per-CTA trace is stored column by column as values that repeat from CTA to CTA (smid, start minus the
+# previous CTA's start, duration in ns, cycles minus that duration), LZMA-compressed: about half the bytes of the plain
+# rows under the .npz's zip deflate (the H200 traces: 36 -> 19 MB), which keeps the repository small enough to travel
+# to the GPU machine. The file stays an .npz (np.load reads it); PACKED_KEY names the format.
+PACKED_KEY = "__format__"
+PACKED_FORMAT = "cta-columns-delta-v1"
+
+
+def pack_cta_trace(a: np.ndarray) -> np.ndarray:
+    """CTAs x COLUMNS int32 -> the stored 4 x CTAs int32 (lossless; unpack_cta_trace inverts it)."""
+    a = np.asarray(a, dtype=np.int64)
+    dur = a[:, 2] - a[:, 1]
+    return np.stack([a[:, 0], np.diff(a[:, 1], prepend=0), dur, a[:, 3] - dur]).astype(np.int32)
+
+
+def unpack_cta_trace(p: np.ndarray) -> np.ndarray:
+    p = np.asarray(p, dtype=np.int64)
+    start = np.cumsum(p[1])
+    dur = p[2]
+    return np.stack([p[0], start, start + dur, p[3] + dur], axis=1).astype(np.int32)
+
+
+def save_trace_arrays(out: str | Path, arrays: dict[str, np.ndarray]) -> None:
+    """A trace file: per-CTA traces (keys without STEPS_PREFIX) packed, per-step arrays as they are, LZMA zip."""
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_LZMA) as zf:
+        for key, a in {PACKED_KEY: np.array(PACKED_FORMAT), **arrays}.items():
+            if key != PACKED_KEY and not key.startswith(STEPS_PREFIX):
+                if a.ndim != 2 or a.shape[1] != len(COLUMNS):
+                    raise ValueError(f"trace {key!r} has shape {a.shape}; expected (CTAs, {len(COLUMNS)}) = {COLUMNS}")
+                a = pack_cta_trace(a)
+            with zf.open(key + ".npy", "w") as f:
+                np.lib.format.write_array(f, np.asarray(a), allow_pickle=False)
 
 
 def trace_key(cfg_key: str, M: int, rep: int) -> str:
@@ -49,7 +83,6 @@ def parse_range(text: str) -> list[int]:
 
 
 # ============================================================================ collection (GPU)
-STEPS_PREFIX = "steps/"   # per-step arrays share the trace file under this key prefix (`wavetune trace --steps`)
 
 
 def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: int, out: Path,
@@ -115,7 +148,7 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
             continue
         log(f"{cfg.key}: {len(Ms)} M traced ({time.perf_counter() - t0:.0f} s)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out, **arrays)
+    save_trace_arrays(out, arrays)
     out.with_suffix(".json").write_text(json.dumps({
         "N": N, "K": K, "Ms": Ms, "reps": reps, "columns": COLUMNS, "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__, "triton": __import__("triton").__version__, "launches": meta,
@@ -136,8 +169,14 @@ def load_trace_file(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(side.read_text())
+    fmt = str(arrays.pop(PACKED_KEY, "plain"))
+    if fmt not in ("plain", PACKED_FORMAT):
+        raise ValueError(f"{path}: trace format {fmt!r} is not one this version reads ({PACKED_FORMAT!r} or plain "
+                         f"rows); read it with the wavetune that wrote it")
     steps = {k[len(STEPS_PREFIX):]: a for k, a in arrays.items() if k.startswith(STEPS_PREFIX)}
     arrays = {k: a for k, a in arrays.items() if not k.startswith(STEPS_PREFIX)}
+    if fmt == PACKED_FORMAT:
+        arrays = {k: unpack_cta_trace(a) for k, a in arrays.items()}
     for k, a in arrays.items():
         if a.ndim != 2 or a.shape[1] != len(COLUMNS):
             raise ValueError(f"{path}: trace {k!r} has shape {a.shape}; expected (CTAs, {len(COLUMNS)}) = {COLUMNS}")
