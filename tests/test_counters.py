@@ -1,6 +1,7 @@
 """validation/counters.py: ncu output parsing, bad input, and what the committed H200 counters show."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -184,3 +185,36 @@ def test_a_4th_cta_per_sm_collapses_the_merging_of_128x64x32():
     assert us[704] > 1.2 * us[640]
     wide = [merged(r) for r in recs if r["config"]["BLOCK_M"] == 64]
     assert min(wide) > 0.44
+
+
+def test_large_launches_the_profiler_cannot_rank_the_simulator_picks_within_a_few_percent_under_ncu():
+    """validation/data/h200/stages_large/ (session 25): 7 configs on five large LLM launches (M >= 4096), timed by the
+    profiler in two shuffled passes and once under ncu. Held at the power cap, the two profiler passes of a launch
+    disagree by a median 5% and up to 25%: at such M a pick set's measured best is mostly which pass was lucky. Under
+    ncu 128x256x64 with 3 and 4 stages runs within 1.3% (the simulator: s4 6% faster, its s3 chain too long) and the
+    simulator's pick is within 2.5% of the best on every launch, where against one profiler pass it scores up to 1.20."""
+    from validation.measurements import load_measurements
+    from wavesim.kernels.gemm import simulate_config
+    from wavetune.config import LaunchConfig, fastest
+
+    folder = DATA.parent / "stages_large"
+    spec, params = hwspecs.load_gpu("h200"), load_calibration("auto", "h200")
+    passes = [{(m.problem.M, m.problem.N, m.problem.K, m.config): m.ms
+               for m in load_measurements([folder / f"stages_large_pass{i}.jsonl"], gpu="h200")} for i in (1, 2)]
+    ncu = {(r["M"], r["N"], r["K"], LaunchConfig(**r["config"])): r["counters"]["gpu__time_duration.sum"]
+           for r in counters.load_counters([folder / "counters_stages_large.jsonl"])}
+    assert set(ncu) == set(passes[0]) == set(passes[1]) and len(ncu) == 35
+    disagree = [abs(np.log(passes[0][k] / passes[1][k])) for k in ncu]
+    assert np.median(disagree) > 0.03 and max(disagree) > 0.2
+    worst_pass = []
+    for shape in sorted({k[:3] for k in ncu}):
+        keys = [k for k in ncu if k[:3] == shape]
+        sim = [simulate_config(spec, k[3], *shape, "bf16", params)[0][0] for k in keys]
+        pick = keys[fastest(sim, [k[3] for k in keys])]
+        for k in keys:
+            if (k[3].BLOCK_M, k[3].BLOCK_N, k[3].num_stages) == (128, 256, 4):
+                s3 = next(j for j in keys if j[3] == dataclasses.replace(k[3], num_stages=3))
+                assert abs(np.log(ncu[k] / ncu[s3])) < 0.015, (shape, k[3].key)
+        assert ncu[pick] / min(ncu[k] for k in keys) < 1.025, shape
+        worst_pass.append(max(p[pick] / min(p[k] for k in keys) for p in passes))
+    assert max(worst_pass) > 1.1
