@@ -65,6 +65,9 @@ METRICS = (
     "lrc__cycles_active.avg.pct_of_peak_sustained_elapsed",
     "lrc__lrc2xbar_cycles_stalled.sum",
 )
+# A launch's time and clock alone: one ncu pass (no replay), for timing launches that back-to-back profiling cannot rank
+# (session 25: large launches held at the power cap differ by up to 25% between profiler passes).
+TIME_METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second")
 KERNEL_NAMES = ("gemm_kernel", "lrc_probe_kernel")   # what ncu profiles (validation/kernels/)
 GPC_LAYOUT = Path(__file__).resolve().parent / "data" / "h200" / "gpc_layout.json"
 PROBE_PATTERNS = ("own", "chip", "gpc", "across_gpc", "tpc", "across_tpc")
@@ -88,6 +91,28 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
 
 def make_cases(configs: list[LaunchConfig], shapes: list[tuple[int, int]], Ms: list[int]) -> list[dict]:
     return [{"M": M, "N": N, "K": K, "config": cfg.to_dict()} for N, K in shapes for cfg in configs for M in Ms]
+
+
+def read_cases(path: Path) -> list[dict]:
+    """GEMM cases of a JSONL file, one {M, N, K, config} per line (as make_cases writes them), checked before any GPU
+    work: a bad line is named with the way to fix it."""
+    out = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            c = json.loads(line)
+            case = {"M": int(c["M"]), "N": int(c["N"]), "K": int(c["K"]),
+                    "config": LaunchConfig.from_dict(c["config"]).to_dict()}
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}:{n}: not a case ({type(e).__name__}: {e}); each line is "
+                             '{"M": .., "N": .., "K": .., "config": {"BLOCK_M": .., ...}}') from None
+        if min(case["M"], case["N"], case["K"]) < 1:
+            raise ValueError(f"{path}:{n}: M, N and K must be positive")
+        out.append(case)
+    if not out:
+        raise ValueError(f"{path}: no cases")
+    return out
 
 
 def probe_groups(pattern: str, gpcs: list[list[int]], sm_count: int) -> list[int]:
@@ -352,10 +377,13 @@ def report(paths, gpu: str = "h200", calibration: str = "auto") -> list[dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m validation.counters", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("collect", help="profile configs x shapes x M under ncu into a JSONL file")
-    c.add_argument("--configs", required=True, help="config space names (tuner/space.py), '+'-joined, or a JSONL file")
-    c.add_argument("--shapes", required=True, help="NxK pairs, comma separated")
-    c.add_argument("--M", required=True, help="lo:hi:step (inclusive) or a comma list")
+    c = sub.add_parser("collect", help="profile configs x shapes x M (or the cases of a file) under ncu into a JSONL file")
+    c.add_argument("--configs", help="config space names (tuner/space.py), '+'-joined, or a JSONL file")
+    c.add_argument("--shapes", help="NxK pairs, comma separated")
+    c.add_argument("--M", help="lo:hi:step (inclusive) or a comma list")
+    c.add_argument("--cases", type=Path, help="instead of --configs/--shapes/--M: a JSONL file of {M, N, K, config}")
+    c.add_argument("--time-only", action="store_true",
+                   help=f"only {', '.join(TIME_METRICS)}: one ncu pass per launch instead of several")
     c.add_argument("--out", type=Path, required=True)
     w = sub.add_parser("workload", help="(run by collect and probe under ncu) each case's launch once")
     w.add_argument("cases")
@@ -375,10 +403,18 @@ def main(argv=None) -> int:
         elif a.cmd == "probe":
             collect(probe_load_cases() if a.load else probe_cases(), a.out)
         else:
-            from tuner.space import load_space
-            from validation.trace import parse_range
+            metrics = TIME_METRICS if a.time_only else METRICS
+            if a.cases is not None:
+                if a.configs or a.shapes or a.M:
+                    raise ValueError("give either --cases or --configs/--shapes/--M, not both")
+                collect(read_cases(a.cases), a.out, metrics)
+            elif not (a.configs and a.shapes and a.M):
+                raise ValueError("give --configs, --shapes and --M (or --cases FILE)")
+            else:
+                from tuner.space import load_space
+                from validation.trace import parse_range
 
-            collect(make_cases(load_space(a.configs), parse_shapes(a.shapes), parse_range(a.M)), a.out)
+                collect(make_cases(load_space(a.configs), parse_shapes(a.shapes), parse_range(a.M)), a.out, metrics)
     except (ValueError, OSError) as e:
         print(f"validation.counters {a.cmd}: error: {e}", file=sys.stderr)
         return 2
