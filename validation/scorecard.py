@@ -10,7 +10,11 @@ What it scores is described in validation/data/<gpu>/scorecard.json:
     layer) to be scored with instead of --calibration;
   * pick sets: per shape, the measured time of the config with the smallest simulated time over the measured best
     (repeats of a record combined by their median; shapes with N and K multiples of 16, the kernel the calibration
-    fits), as a geometric mean per set, over all sets and over the shapes with M > 1024.
+    fits), as a geometric mean per set, over all sets and over the shapes with M > 1024;
+  * ncu pick sets: shapes whose candidate configs were timed under ncu, one launch at a time, in two passes or more
+    (validation/counters.py --time-only): per shape the time of the simulator's pick among the candidates over the
+    best candidate's (times: the geometric mean over passes), and one pass's best scored on another (the yardstick's
+    own noise). At M > 1024 a profiler pass ranks configs only to a few percent (NOTES session 25); these do not.
 Sealed groups (the description's "sealed") are scored only when --groups names them: they are kept to decide one
 model change, once, by a rule written before (NOTES.md).
 
@@ -100,12 +104,49 @@ def pick_regrets(spec, measurements: list, params, dtype: str = "bf16") -> dict[
     return out
 
 
+def _ncu_pass(gpu: str, patterns: Sequence[str]) -> dict[tuple[int, int, int], dict]:
+    """{shape: {config: ncu time (ns)}} of one pass's counters files (glob patterns under validation/data/<gpu>/)."""
+    from validation.counters import load_counters
+    from wavetune.config import LaunchConfig
+
+    paths = sorted(p for pat in patterns for p in (DATA_DIR / gpu).glob(pat))
+    if not paths:
+        raise ValueError(f"scorecard: no counters file matches {list(patterns)} under validation/data/{gpu}/ (listed in "
+                         f"scorecard.json); restore them or fix the description")
+    out: dict[tuple[int, int, int], dict] = defaultdict(dict)
+    for r in load_counters(paths):
+        out[(r["M"], r["N"], r["K"])][LaunchConfig.from_dict(r["config"])] = r["counters"]["gpu__time_duration.sum"]
+    return out
+
+
+def ncu_pick_regrets(spec, passes: list[dict], params) -> tuple[dict, dict]:
+    """({shape: the simulator's pick among the candidates timed in every pass, over the best}, {shape: the first
+    pass's best scored on the second}); times are the geometric mean over the passes."""
+    from wavesim.kernels.gemm import GemmBatch, simulate_batch
+    from wavetune.config import fastest
+
+    if len(passes) < 2:
+        raise ValueError("an ncu pick set needs two passes or more (one to score the other)")
+    regret, floor = {}, {}
+    for shape in passes[0]:
+        cfgs = [c for c in passes[0][shape] if all(c in p.get(shape, {}) for p in passes[1:])]
+        if len(cfgs) < 2:
+            continue
+        t = np.exp(np.mean([[np.log(p[shape][c]) for c in cfgs] for p in passes], axis=0))
+        b = GemmBatch.build(spec, "bf16", *([v] * len(cfgs) for v in shape), cfgs)
+        regret[shape] = float(t[fastest(simulate_batch(b, params).makespan_s, cfgs)] / t.min())
+        first, second = ([p[shape][c] for c in cfgs] for p in passes[:2])
+        floor[shape] = float(second[int(np.argmin(first))] / min(second))
+    return regret, floor
+
+
 def selection(doc: dict[str, Any], groups: Sequence[str] | None, sets: Sequence[str] | None) -> tuple[list, list]:
     """(groups, sets) to score: None means every unsealed group / every set; names must be described."""
     sealed = doc.get("sealed", {})
     groups = [g for g in doc["sweep_groups"] if g not in sealed] if groups is None else list(groups)
-    sets = list(doc["pick_sets"]) if sets is None else list(sets)
-    for kind, names, known in (("group", groups, doc["sweep_groups"]), ("pick set", sets, doc["pick_sets"])):
+    all_sets = [*doc["pick_sets"], *doc.get("ncu_pick_sets", {})]
+    sets = all_sets if sets is None else list(sets)
+    for kind, names, known in (("group", groups, doc["sweep_groups"]), ("pick set", sets, all_sets)):
         unknown = [n for n in names if n not in known]
         if unknown:
             raise ValueError(f"unknown {kind}(s) {unknown}; described: {sorted(known)}")
@@ -142,10 +183,14 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
                 rows.append({**r, "calibration": key or "given"})
         result["groups"][g] = {"layers": rows, **{k: sum(r[k] for r in rows) for k in ("every", "predicted", "no_pass")}}
     every_shape: dict[tuple[str, tuple[int, int, int]], float] = {}
-    for s in sets:
+    for s in (s for s in sets if s in doc["pick_sets"]):
         reg = pick_regrets(spec, _load_pass(spec.id, doc["pick_sets"][s]), params)
         result["pick_sets"][s] = {"shapes": len(reg), "regret": geomean(reg.values())}
         every_shape.update({(s, shape): r for shape, r in reg.items()})
+    for s in (s for s in sets if s in doc.get("ncu_pick_sets", {})):
+        reg, floor = ncu_pick_regrets(spec, [_ncu_pass(spec.id, files) for files in doc["ncu_pick_sets"][s]], params)
+        result.setdefault("ncu_pick_sets", {})[s] = {"shapes": len(reg), "regret": geomean(reg.values()),
+                                                     "worst": max(reg.values()), "one_pass_on_another": geomean(floor.values())}
     if every_shape:
         large = [r for (_, shape), r in every_shape.items() if shape[0] > LARGE_M]
         result["pick_all"] = {"shapes": len(every_shape), "regret": geomean(every_shape.values()),
@@ -161,6 +206,9 @@ def render(result: dict[str, Any]) -> str:
                      f"jumps in no pass {r['no_pass']:3d}   ({per})")
     for s, r in result["pick_sets"].items():
         lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f}")
+    for s, r in result.get("ncu_pick_sets", {}).items():
+        lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f} under ncu, worst {r['worst']:.3f}  "
+                     f"(one pass's best on another: {r['one_pass_on_another']:.4f})")
     if "pick_all" in result:
         a = result["pick_all"]
         lines.append(f"  pick all        {a['shapes']:4d} shapes  regret {a['regret']:.4f}   "

@@ -5,19 +5,19 @@
 # times each shape's candidates (validation/data/h200/large_m_ncu/cases.jsonl, written by make_large_m_cases.py: the
 # shipped simulator's three fastest and pick, the pick set's three fastest) under ncu, one launch at a time with the
 # caches flushed and the clocks left alone, time and SM clock only (one ncu pass). In chunks of 60 cases, each its own
-# file, so a rerun measures only the chunks that are missing.
-# usage: bash validation/scripts/collect_h200_large_m_ncu.sh
+# file, so a rerun measures only the chunks that are missing. PASS (default 1) names a pass: PASS=2 times them again.
+# usage: [PASS=2] bash validation/scripts/collect_h200_large_m_ncu.sh
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/large_m_ncu
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_large_m_ncu.txt"
 tmp=$(mktemp -d)
 split -l 60 -d -a 2 $F/cases.jsonl $tmp/part
 for part in $tmp/part*; do
-    out=$F/counters_large_m_${part##*/}.jsonl
+    out=$F/counters_large_m_pass${PASS:-1}_${part##*/}.jsonl
     [ -s "$out" ] && continue
     [ "$(left)" -gt 60 ] || { echo "budget spent before ${part##*/}"; break; }
     python3 -m validation.counters collect --cases $part --time-only --out $out || echo "${part##*/}: failed"
     echo "left $(left) s"
 done
-tar cf "$OUT/large_m_ncu.tar" $F/counters_large_m_part*.jsonl
+tar cf "$OUT/large_m_ncu_pass${PASS:-1}.tar" $F/counters_large_m_pass${PASS:-1}_part*.jsonl
 ls -la "$OUT"
