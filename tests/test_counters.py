@@ -192,7 +192,8 @@ def test_large_launches_the_profiler_cannot_rank_the_simulator_picks_within_a_fe
     profiler in two shuffled passes and once under ncu. Held at the power cap, the two profiler passes of a launch
     disagree by a median 5% and up to 25%: at such M a pick set's measured best is mostly which pass was lucky. Under
     ncu 128x256x64 with 3 and 4 stages runs within 1.3% (the simulator: s4 6% faster, its s3 chain too long) and the
-    simulator's pick is within 2.5% of the best on every launch, where against one profiler pass it scores up to 1.20."""
+    simulator's pick is within 2.5% of the best on every launch, where against one profiler pass it scores up to
+    1.20."""
     from validation.measurements import load_measurements
     from wavesim.kernels.gemm import simulate_config
     from wavetune.config import LaunchConfig, fastest

@@ -377,7 +377,7 @@ def report(paths, gpu: str = "h200", calibration: str = "auto") -> list[dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m validation.counters", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("collect", help="profile configs x shapes x M (or the cases of a file) under ncu into a JSONL file")
+    c = sub.add_parser("collect", help="profile configs x shapes x M (or a file's cases) under ncu into a JSONL file")
     c.add_argument("--configs", help="config space names (tuner/space.py), '+'-joined, or a JSONL file")
     c.add_argument("--shapes", help="NxK pairs, comma separated")
     c.add_argument("--M", help="lo:hi:step (inclusive) or a comma list")

@@ -111,8 +111,8 @@ def _ncu_pass(gpu: str, patterns: Sequence[str]) -> dict[tuple[int, int, int], d
 
     paths = sorted(p for pat in patterns for p in (DATA_DIR / gpu).glob(pat))
     if not paths:
-        raise ValueError(f"scorecard: no counters file matches {list(patterns)} under validation/data/{gpu}/ (listed in "
-                         f"scorecard.json); restore them or fix the description")
+        raise ValueError(f"scorecard: no counters file matches {list(patterns)} under validation/data/{gpu}/ "
+                         f"(listed in scorecard.json); restore them or fix the description")
     out: dict[tuple[int, int, int], dict] = defaultdict(dict)
     for r in load_counters(paths):
         out[(r["M"], r["N"], r["K"])][LaunchConfig.from_dict(r["config"])] = r["counters"]["gpu__time_duration.sum"]
@@ -189,8 +189,9 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
         every_shape.update({(s, shape): r for shape, r in reg.items()})
     for s in (s for s in sets if s in doc.get("ncu_pick_sets", {})):
         reg, floor = ncu_pick_regrets(spec, [_ncu_pass(spec.id, files) for files in doc["ncu_pick_sets"][s]], params)
-        result.setdefault("ncu_pick_sets", {})[s] = {"shapes": len(reg), "regret": geomean(reg.values()),
-                                                     "worst": max(reg.values()), "one_pass_on_another": geomean(floor.values())}
+        result.setdefault("ncu_pick_sets", {})[s] = {
+            "shapes": len(reg), "regret": geomean(reg.values()), "worst": max(reg.values()),
+            "one_pass_on_another": geomean(floor.values())}
     if every_shape:
         large = [r for (_, shape), r in every_shape.items() if shape[0] > LARGE_M]
         result["pick_all"] = {"shapes": len(every_shape), "regret": geomean(every_shape.values()),
@@ -207,8 +208,8 @@ def render(result: dict[str, Any]) -> str:
     for s, r in result["pick_sets"].items():
         lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f}")
     for s, r in result.get("ncu_pick_sets", {}).items():
-        lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f} under ncu, worst {r['worst']:.3f}  "
-                     f"(one pass's best on another: {r['one_pass_on_another']:.4f})")
+        lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f} under ncu, worst "
+                     f"{r['worst']:.3f}  (one pass's best on another: {r['one_pass_on_another']:.4f})")
     if "pick_all" in result:
         a = result["pick_all"]
         lines.append(f"  pick all        {a['shapes']:4d} shapes  regret {a['regret']:.4f}   "

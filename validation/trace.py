@@ -6,9 +6,9 @@ Collect (GPU; validation/kernels/gemm_trace.py):
         --reps 2 --out validation/data/h200/traces/trace_4096.npz
 
 For every (config, M, rep) it stores one int32 array, CTAs x (smid, start_ns, end_ns, cycles) with times
-from the launch's first CTA start (packed on disk: save_trace_arrays), and in a JSON sidecar the traced and untraced kernel times (CUDA
-events, L2 flushed before each launch as in validation/profiler.py) and NVML's SM clock (read between
-launches, so not the clock inside the kernel: that is cycles / ns of the trace). Analysis (CPU):
+from the launch's first CTA start (packed on disk: save_trace_arrays), and in a JSON sidecar the traced and
+untraced kernel times (CUDA events, L2 flushed before each launch as in validation/profiler.py) and NVML's SM
+clock (read between launches, so not the clock inside the kernel: that is cycles / ns of the trace). Analysis (CPU):
 `launch_stats` reduces one trace to the figures the simulator makes claims about (waves, how synchronous
 each wave starts, CTA time by wave, spread of SM speed).
 """
@@ -30,7 +30,7 @@ COLUMNS = ("smid", "start_ns", "end_ns", "cycles")
 STEPS_PREFIX = "steps/"   # per-step arrays share the trace file under this key prefix (`wavetune trace --steps`)
 # On disk each per-CTA trace is stored column by column as values that repeat from CTA to CTA (smid, start minus the
 # previous CTA's start, duration in ns, cycles minus that duration), LZMA-compressed: about half the bytes of the plain
-# rows under the .npz's zip deflate (the H200 traces: 36 -> 19 MB), which keeps the repository small enough to travel
+# rows under the .npz's zip deflate (the H200 traces: 36 -> 21 MB), which keeps the repository small enough to travel
 # to the GPU machine. The file stays an .npz (np.load reads it); PACKED_KEY names the format.
 PACKED_KEY = "__format__"
 PACKED_FORMAT = "cta-columns-delta-v1"
