@@ -219,3 +219,30 @@ def test_the_h200_small_tiles_pay_per_co_resident_cta_once_their_sm_is_busy():
         assert all(230 < p < 310 for p in per), (cfg, per)          # then a fixed cost per CTA
     for cfg, n in (("64x64x64_g8_w4_s4", 3), ("128x64x32_g8_w4_s3", 4)):
         assert by[(cfg, n)] == pytest.approx(n * 4 * 47, rel=0.07), cfg
+
+
+def test_the_h200_saturated_mma_sync_step_carries_an_idle_part_that_grows_with_warps():
+    """validation/data/h200/traces/trace_steps_cprime_*.npz (session 25; with trace_steps_small_*): single-wave launches
+    on 3072 x 1024 with 1-6 CTAs of a small tile per SM. A saturated step is about n x s + c' with n CTAs on the SM.
+    For mma.sync tiles the lone step does not depend on the warps (within 6%), but c' does: a second or third CTA costs
+    8 warps 146-365 cycles more than 4 warps. 64x64x32 (one warpgroup of wgmma) saturates at c' ~ 0 (4 CTAs: 4 x the
+    per-CTA increment), and with two stages (one load in flight) 32x64x64's chain-bound step hardly grows with CTAs."""
+    from pathlib import Path
+
+    traces = Path(__file__).resolve().parent.parent / "validation/data/h200/traces"
+    by: dict = {}
+    for f in [*traces.glob("trace_steps_cprime_*.npz"), *traces.glob("trace_steps_small_*.npz")]:
+        for r in step_profile(f):
+            for n, v in r["steady_by_ctas_on_sm"].items():
+                by.setdefault((r["config"], int(n)), []).append(v)
+    step = {k: float(np.median(v)) for k, v in by.items()}
+    for tile in ("32x64x64", "16x128x64"):
+        w = {nw: f"{tile}_g8_w{nw}_s4" for nw in (2, 4, 8)}
+        lone = [step[(w[nw], 1)] for nw in w]
+        assert max(lone) / min(lone) < 1.06, (tile, lone)
+        for n in (2, 3):
+            assert 130 < step[(w[8], n)] - step[(w[4], n)] < 400, (tile, n)
+    wg = "64x64x32_g8_w4_s5"
+    assert step[(wg, 4)] == pytest.approx(4 * (step[(wg, 5)] - step[(wg, 4)]), rel=0.1)
+    s2 = "32x64x64_g8_w4_s2"
+    assert step[(s2, 6)] < 1.15 * step[(s2, 1)] and step[("32x64x64_g8_w4_s4", 6)] > 2.5 * step[("32x64x64_g8_w4_s4", 1)]
