@@ -47,6 +47,26 @@ def test_shapes_and_cases():
     assert [(c["M"], c["N"], c["K"]) for c in cases] == [(768, 4096, 1024), (1536, 4096, 1024)]
 
 
+def test_a_cases_file_round_trips_and_bad_lines_or_flags_are_named(tmp_path, capsys):
+    from wavetune.config import LaunchConfig
+
+    cases = counters.make_cases([LaunchConfig.from_key("128x256x64_g8_w8_s3")], [(4096, 1024)], [768])
+    f = tmp_path / "cases.jsonl"
+    f.write_text("".join(json.dumps(c) + "\n" for c in cases) + "\n")
+    assert counters.read_cases(f) == cases
+    f.write_text(json.dumps({"M": 768, "N": 4096, "K": 1024}) + "\n")
+    with pytest.raises(ValueError, match=r"cases.jsonl:1: not a case .*config"):
+        counters.read_cases(f)
+    f.write_text(json.dumps({**cases[0], "M": 0}) + "\n")
+    with pytest.raises(ValueError, match="must be positive"):
+        counters.read_cases(f)
+    assert counters.main(["collect", "--cases", str(f), "--configs", "default", "--out", str(tmp_path / "o")]) == 2
+    assert "either --cases or" in capsys.readouterr().err
+    assert counters.main(["collect", "--shapes", "4096x4096", "--out", str(tmp_path / "o")]) == 2
+    assert "--configs, --shapes and --M" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 def test_collect_without_ncu_says_what_is_missing(monkeypatch, tmp_path):
     monkeypatch.setattr(counters.shutil, "which", lambda name: None)
     with pytest.raises(ValueError, match="Nsight Compute"):
