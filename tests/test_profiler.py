@@ -115,3 +115,26 @@ def test_retime_unstable_times_exactly_the_unsteady_records_again(tmp_path):
     assert len(recs) == 3 and (recs[2]["M"], recs[2]["status"]) == (16, "ok") and recs[2]["ms"] != 50.0
     latest = {m.problem.M: m.ms for m in dedupe_latest(load_measurements([str(out)], gpu="cpu-test"))}
     assert latest[32] == 50.0 and latest[16] == recs[2]["ms"]
+
+
+def test_the_l2_flush_is_chosen_and_recorded_when_it_is_not_the_default(tmp_path):
+    """`--l2-flush read` (a clean eviction: validation/scripts/flush_probe.py) is written into each record as l2_flush;
+    the default (write, as every committed record was measured) adds nothing; an unknown flush is refused."""
+    from validation.measurements import load_measurements
+    from validation.profiler import _Bench
+
+    out = tmp_path / "m.jsonl"
+    cfg = json.loads(CONFIGS.read_text().splitlines()[0])
+    (tmp_path / "c.jsonl").write_text(json.dumps(cfg) + "\n")
+    cmd = [sys.executable, "-m", "validation.cli", "profile", "--gpu", "cpu-test", "--device", "cpu", "--dtype", "fp16",
+           "--shapes", "16x32x32", "--configs", str(tmp_path / "c.jsonl"), "--no-cublas", "--max-reps", "2",
+           "--target-ms", "0.1", "--out", str(out), "--l2-flush", "read"]
+    r = subprocess.run(cmd, env=interp_env(), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(x["status"], x["l2_flush"]) for x in recs] == [("ok", "read")]
+    assert load_measurements([str(out)], gpu="cpu-test")[0].ok
+    bad = subprocess.run(cmd[:-1] + ["both"], env=interp_env(), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "invalid choice" in bad.stderr
+    with pytest.raises(ValueError, match="L2 flush 'both'"):
+        _Bench("cpu", "both")

@@ -213,3 +213,28 @@ def test_a_probe_file_splits_into_one_measurement_file_per_seed_that_the_stairca
     assert not list(tmp_path.glob("t_seed*"))
     with pytest.raises(SystemExit, match="--configs and --shapes are required"):
         main(["--out", str(tmp_path / "x.jsonl")])
+
+
+def test_the_h200_write_flush_slows_short_launches_and_softens_their_first_co_residence_steps():
+    """validation/data/h200/flush/flush_probe.json (session 25; validation/scripts/flush_probe.py): the profiler's L2
+    flush (zeroing 512 MiB: the L2 left full of dirty lines) against a read of the buffer (clean lines) and against the
+    write followed by ~100 us of GPU sleep. Launches of one CTA per SM run 4-7 us longer after the write, whether or not
+    the GPU sleeps first (the dirty lines are written back as the launch misses, not drained by time), so their first
+    co-residence step measures +6-11% where a clean L2 gives +18-33% (ncu's isolated launches: msweep_ncu); a launch of
+    a few waves (128x256x64 at M = 4096, 184 us) is the same after either."""
+    from pathlib import Path
+
+    rows = json.loads((Path(__file__).resolve().parents[1] / "validation/data/h200/flush/flush_probe.json").read_text())
+    t: dict = {}
+    for r in rows["rows"]:
+        t.setdefault((r["config"], r["M"], r["flush"]), []).append(r["ms"] * 1e3)
+    us = {k: sum(v) / len(v) for k, v in t.items()}
+    steps = [("128x128x64_g1_w4_s3", 512, 576), ("64x128x64_g8_w4_s3", 512, 576), ("64x64x64_g8_w4_s4", 256, 320),
+             ("128x128x64_g16_w4_s3", 256, 320)]
+    for cfg, lo, hi in steps:
+        assert 4.0 < us[(cfg, lo, "write")] - us[(cfg, lo, "read")] < 8.0, cfg
+        assert abs(us[(cfg, lo, "drain")] - us[(cfg, lo, "write")]) < 0.5, cfg
+        jump = {f: us[(cfg, hi, f)] / us[(cfg, lo, f)] - 1 for f in ("write", "read")}
+        assert jump["write"] < 0.12 and jump["read"] > 0.15 and jump["read"] > jump["write"] + 0.08, (cfg, jump)
+    long = {f: us[("128x256x64_g8_w8_s3", 4096, f)] for f in ("write", "read")}
+    assert abs(long["write"] / long["read"] - 1) < 0.02

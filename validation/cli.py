@@ -33,7 +33,8 @@ def _profile(args: argparse.Namespace) -> int:
     opts = ProfileOptions(gpu=args.gpu, dtype=args.dtype, budget_s=args.budget_s, max_reps=args.max_reps,
                           target_ms=args.target_ms, with_cublas=not args.no_cublas,
                           retry_failed=args.retry_failed, retime_unstable=args.retime_unstable,
-                          device=args.device, compile_workers=args.jobs, seed=args.order_seed)
+                          device=args.device, compile_workers=args.jobs, seed=args.order_seed,
+                          l2_flush=args.l2_flush)
     run_profile(shapes, configs, args.out, opts)
     return 0
 
@@ -164,6 +165,10 @@ def register(sub) -> None:
                    help="seed of the measurement order (shapes, and configs within a shape, are shuffled by it): give "
                         "each pass of a sweep its own, so that the clock state a launch inherits from the launches "
                         "before it differs between passes instead of repeating as a 'reproducible' step")
+    p.add_argument("--l2-flush", default="write", choices=["write", "read"],
+                   help="how the L2 is emptied before each timed launch: write (zero a 512 MiB buffer; every committed "
+                        "record) leaves dirty lines that slow short launches by 4-7 us on the H200; read evicts with "
+                        "clean lines (validation/scripts/flush_probe.py). Recorded as l2_flush when not write")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: run under TRITON_INTERPRET=1 (tests of the profiler only)")
     p.set_defaults(func=_profile)

@@ -34,6 +34,11 @@ TOLERANCE = {"bf16": 1e-2, "fp16": 5e-3, "fp32": 5e-3}
 # Bytes zeroed before every timed run to evict the previous run's data from L2; 4x the largest L2
 # among shipped NVIDIA GPUs (B200: 126.5 MiB, hwspecs/data/gpus/b200.toml) and what do_bench uses.
 L2_FLUSH_BYTES = 512 * 1024 * 1024
+# How the L2 is emptied before each timed launch. "write" (zeroing the buffer, every record up to session 25) leaves
+# the L2 full of dirty lines, which the next launch writes back as it misses: on the H200 that adds 4-7 us to launches
+# of one CTA per SM and softens their first co-residence steps (+6-10% where a clean L2 gives +18-33:
+# validation/data/h200/flush/flush_probe.json). "read" (summing the buffer) evicts with clean lines.
+L2_FLUSHES = ("write", "read")
 # A timing whose repeats spread more than this, (p80 - p20) / median, is taken again (up to RETIMES more
 # times, keeping the steadiest): on our H200 the median spread is 0.02 and 8 of 28,500 committed records
 # spread more than 0.25, one of them 31 to 95 us around a 68 us median (validation/data/h200/*/llm*.jsonl).
@@ -55,6 +60,7 @@ class ProfileOptions:
     retry_failed: bool = False       # re-measure records whose status is not "ok"
     retime_unstable: bool = False    # re-measure ok records whose timing spread exceeds UNSTABLE_SPREAD
     seed: int = 0                    # of the measurement order and the operands
+    l2_flush: str = "write"          # L2_FLUSHES: how the L2 is emptied before each timed launch
     device: str = "cuda"             # "cpu" runs the Triton interpreter (tests only)
     log: Callable[[str], None] = field(default=lambda s: print(s, file=sys.stderr, flush=True))
 
@@ -276,11 +282,21 @@ def precompile(todo: list[tuple[GemmProblem, LaunchConfig]], opts: ProfileOption
 
 # --------------------------------------------------------------------------------------------- timing
 class _Bench:
-    def __init__(self, device: str):
+    def __init__(self, device: str, l2_flush: str = "write"):
         import torch
 
-        self.torch, self.device = torch, device
+        if l2_flush not in L2_FLUSHES:
+            raise ValueError(f"L2 flush {l2_flush!r}: choose one of {L2_FLUSHES}")
+        self.torch, self.device, self.l2_flush = torch, device, l2_flush
         self.flush_buf = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if device == "cuda" else None
+        self.flush_sum = torch.empty((), dtype=torch.int64, device="cuda") if device == "cuda" else None
+
+    def flush(self) -> None:
+        """Evict the L2 (L2_FLUSHES); also keeps the GPU busy while the CPU issues the launch."""
+        if self.l2_flush == "write":
+            self.flush_buf.zero_()
+        else:
+            self.torch.sum(self.flush_buf, dim=0, dtype=self.torch.int64, out=self.flush_sum)
 
     def times_ms(self, fn: Callable[[], object], reps: int) -> list[float]:
         torch = self.torch
@@ -294,7 +310,7 @@ class _Bench:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for i in range(reps):
-            self.flush_buf.zero_()  # evict L2; also keeps the GPU busy while the CPU issues the launch
+            self.flush()
             starts[i].record()
             fn()
             ends[i].record()
@@ -366,7 +382,7 @@ def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str
 
     env = environment(opts.device)
     failures = precompile(todo, opts, None if opts.budget_s is None else t_start + opts.budget_s)
-    bench = _Bench(opts.device)
+    bench = _Bench(opts.device, opts.l2_flush)
     clock = _Clock(opts.device)
     tdtype = getattr(torch, _TORCH_DTYPE[opts.dtype])
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -397,6 +413,7 @@ def run_profile(shapes: list[GemmProblem], configs: list[LaunchConfig], out: str
                 rec = {**base, "backend": backend, "dtype": p.dtype, "M": p.M, "N": p.N, "K": p.K,
                        "config": cfg.to_dict() if cfg else None, "status": status, **fields,
                        "sm_clock_mhz": clock.sm_mhz(), "env": env,
+                       **({"l2_flush": opts.l2_flush} if opts.l2_flush != "write" else {}),
                        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
                 if status != "ok":
                     rec.setdefault("ms", None)
