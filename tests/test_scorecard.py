@@ -127,3 +127,14 @@ def test_large_m_picks_under_ncu_are_within_a_few_percent_and_the_yardstick_is_q
     assert r["one_pass_on_another"] < 1.003
     assert 1.005 < r["regret"] < 1.025
 
+
+
+def test_with_a_clean_l2_eviction_the_sweeps_show_more_steps_and_the_simulator_few_jumps_they_lack():
+    """Group clean (session 25: three of the six layers at M <= 2176, `wavetune profile --l2-flush read`, two passes).
+    The profiler's write flush softens first co-residence steps (tests/test_profiler_timing.py); timed after a clean
+    eviction the passes agree on 150 steps where the six write-flush passes agree on 123 in the same range, and the
+    shipped simulator (fitted on write-flush records) predicts 136 of them with 4 jumps that neither pass shows (12 in
+    no write-flush pass there)."""
+    r = sc.scorecard("h200", groups=["clean"], sets=[])["groups"]["clean"]
+    assert len(r["layers"]) == 3 and r["every"] >= 140
+    assert r["predicted"] >= 0.85 * r["every"] and r["no_pass"] <= 6
