@@ -128,7 +128,6 @@ def test_large_m_picks_under_ncu_are_within_a_few_percent_and_the_yardstick_is_q
     assert 1.005 < r["regret"] < 1.025
 
 
-
 def test_with_a_clean_l2_eviction_the_sweeps_show_more_steps_and_the_simulator_few_jumps_they_lack():
     """Group clean (session 25: three of the six layers at M <= 2176, `wavetune profile --l2-flush read`, two passes).
     The profiler's write flush softens first co-residence steps (tests/test_profiler_timing.py); timed after a clean

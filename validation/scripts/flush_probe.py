@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from validation.kernels.gemm import gemm  # noqa: E402
-from validation.profiler import L2_FLUSH_BYTES  # noqa: E402
+from validation.profiler import _Bench  # noqa: E402
 from wavetune.config import LaunchConfig  # noqa: E402
 
 CASES = [  # (config, N, K, Ms): first co-residence steps the profiler softens, and a long launch for reference
@@ -36,10 +36,9 @@ SLEEP_CYCLES = 200_000   # torch.cuda._sleep: about 100 us at the H200's clocks
 def main(out: str) -> int:
     import torch
 
-    buf = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    sink = torch.empty(1, dtype=torch.int64, device="cuda")  # the read flush's one-number result
-    flushes = {"write": lambda: buf.zero_(), "read": lambda: torch.sum(buf, dim=0, dtype=torch.int64, out=sink[0]),
-               "drain": lambda: (buf.zero_(), torch.cuda._sleep(SLEEP_CYCLES))}
+    write, read = _Bench("cuda", "write"), _Bench("cuda", "read")   # the profiler's own flushes
+    flushes = {"write": write.flush, "read": read.flush,
+               "drain": lambda: (write.flush(), torch.cuda._sleep(SLEEP_CYCLES))}
     gen = torch.Generator(device="cuda").manual_seed(0)
     rows = []
     for key, N, K, Ms in CASES:
