@@ -19,7 +19,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 import numpy as np
 
@@ -191,22 +191,22 @@ def desync_rate_from_sweeps(spec: GPUSpec, sweeps, params: GemmParams, dtype: st
     return {"value": best_rate(desync_contention_exponent=exponent)[1], "exponent": exponent, **out}
 
 
-def desync_start(spec: GPUSpec, passes: Sequence[Sequence], start: GemmParams,
-                 dtype: str = "bf16") -> tuple[GemmParams, dict]:
+def desync_start(spec: GPUSpec, passes: Sequence[Sequence], start: GemmParams, dtype: str = "bf16",
+                 layers: Collection[tuple[int, int]] | None = None) -> tuple[GemmParams, dict]:
     """`start` with its de-synchronisation rates measured (desync_rate_from_sweeps) on the M sweeps of `passes` (one
     list of measurements per measured pass of the same sweeps), the model's other parameters as in `start`: what a
     calibration whose records hold no M sweep (a hold-out of the sweep layer) keeps. The priors' rates were measured
     so on the N = 4608 sweep under the model of their time (gemm_priors.toml); a change to the model's form shifts
     the SM loads and the steps they soften, so a calibration that judges such a change measures them again with it.
-    Returns (params, {field: {"value", "points", "sweeps"[, "exponent"]}}); a field with no band to measure on keeps
-    start's."""
+    `layers`: the (N, K) whose sweeps are used (None: every layer in the files). Returns (params, {field: {"value",
+    "points", "sweeps"[, "exponent"]}}); a field with no band to measure on keeps start's."""
     from dataclasses import replace
 
     times: list[dict] = []
     for ms in passes:
         t: dict = {}
         for m in ms:
-            if m.ok and m.problem.dtype == dtype:
+            if m.ok and m.problem.dtype == dtype and (layers is None or (m.problem.N, m.problem.K) in layers):
                 t.setdefault((m.config, m.problem.N, m.problem.K), {})[m.problem.M] = m.ms
         times.append(t)
     sweeps = []

@@ -10,6 +10,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -166,6 +167,16 @@ def _staircase_png(path: str, rows: list[dict], spec) -> None:
 
 
 # --------------------------------------------------------------------------------------------- calibrate
+def _parse_nk(values: Sequence[str], flag: str) -> set[tuple[int, int]]:
+    out = set()
+    for v in values:
+        parts = v.lower().split("x")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise SystemExit(f"{flag}: {v!r} is not NxK (two positive integers, e.g. 4096x4096)")
+        out.add((int(parts[0]), int(parts[1])))
+    return out
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     import hwspecs
     from validation.measurements import dedupe_latest, load_measurements
@@ -174,15 +185,16 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
     spec = hwspecs.load_gpu(args.gpu)
     ms = dedupe_latest(load_measurements(args.measurements, gpu=spec.id))
-    holdout = {tuple(int(x) for x in s.split("x")) for s in (args.holdout_nk or [])}
+    holdout = _parse_nk(args.holdout_nk or [], "--holdout-nk")
     ds = build_dataset(spec, ms, args.dtype, keep=lambda s: (s[1], s[2]) not in holdout)
     start, desync = GemmParams.priors(), None
     if args.desync_sweeps:
-        passes = [dedupe_latest(load_measurements([f], gpu=spec.id)) for f in args.desync_sweeps]
-        start, desync = desync_start(spec, passes, start, args.dtype)
+        passes = [dedupe_latest(load_measurements(f.split(","), gpu=spec.id)) for f in args.desync_sweeps]
+        layers = _parse_nk(args.desync_nk, "--desync-nk") if args.desync_nk else None
+        start, desync = desync_start(spec, passes, start, args.dtype, layers)
     params, report = fit(spec, ds, start=start, temperature=args.temperature)
     if desync is not None:
-        report["desync_start"] = {"files": [str(f) for f in args.desync_sweeps], **desync}
+        report["desync_start"] = {"files": [str(f) for f in args.desync_sweeps], "layers": args.desync_nk, **desync}
     err = np.abs(simulate_ms(ds, params) / ds.ms - 1)
     report.update(measurement_files=[str(p) for p in args.measurements], data_sha256_16=dataset_hash(args.measurements),
                   holdout_nk=sorted(f"{n}x{k}" for n, k in holdout),
@@ -233,6 +245,9 @@ def register(sub) -> None:
                    help="weight of slower configs: exp(-log(t/t_best)/temperature)")
     p.add_argument("--desync-sweeps", nargs="+", default=None, metavar="PASS.jsonl",
                    help="measure the start's de-synchronisation rates on the M sweeps of these files (one per "
-                        "measured pass) with the model as it is, instead of the priors': for judging a change to the "
+                        "measured pass; a pass split over files: joined by ',') with the model as it is, instead of the priors': for judging a change to the "
                         "model's form with a calibration whose records hold no sweep (--holdout-nk)")
+    p.add_argument("--desync-nk", nargs="+", default=None, metavar="NxK",
+                   help="use only these layers' sweeps of --desync-sweeps (files that hold several layers' sweeps, "
+                        "e.g. validation/data/h200/cleanflush/six_cleanflush_pass*)")
     p.set_defaults(func=_cmd_calibrate)
