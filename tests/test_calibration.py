@@ -136,3 +136,12 @@ def test_the_start_desync_rates_are_measured_on_given_sweep_passes_and_kept_by_a
     assert params.desync_rate == pytest.approx(start.desync_rate, rel=0.1) and "no M sweep" in fitted["desync_rate"]["from"]
     with pytest.raises(ValueError, match="no M sweep"):
         desync_start(H200, [few], GemmParams.priors())
+    # files holding several layers' sweeps: `layers` keeps only the named ones (here a layer swept with other rates)
+    other = synthetic(GemmParams.from_dict({"desync_rate": 0.6, "desync_contention_exponent": 1.0}),
+                      [(m, 2048, 8192) for m in range(64, 8193, 64)], sweep)
+    both = [one_pass + other, one_pass + other]
+    only = desync_start(H200, both, GemmParams.priors(), layers={(4096, 4096)})[0]
+    assert only.desync_rate == pytest.approx(start.desync_rate, rel=1e-9)
+    assert desync_start(H200, both, GemmParams.priors())[0].desync_rate != pytest.approx(start.desync_rate, rel=0.02)
+    with pytest.raises(ValueError, match="no M sweep"):
+        desync_start(H200, both, GemmParams.priors(), layers={(1024, 1024)})

@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from validation.staircase import (detect_steps, longest_regular_run, loose_match, match_steps, scaled_error)
+from validation.staircase import (clear_agreement, detect_steps, longest_regular_run, loose_match, match_steps,
+                                  scaled_error)
 from validation.suite import (aggregate, fold_of_groups, geomean, kendall_tau, latency_errors, layer_groups,
                               regime_of, regret, scale_factor, shape_metrics, top_k_hits)
 
@@ -94,6 +95,19 @@ def test_loose_match():
     sim = [1.0, 1.0, 1.1, 1.1, 1.1, 1.5]    # 10% at index 2 (above half the threshold), 36% at index 5
     missed, spurious = loose_match(meas, sim, [2], [5])
     assert missed == [] and spurious == [5]
+
+
+def test_clear_agreement_reads_the_match_away_from_the_threshold():
+    """Jumps within the margin of 15% are neither clear steps nor clear spurious jumps, whichever side they fall."""
+    p1 = [1.0, 1.25, 1.25, 1.42, 1.42, 1.42, 1.42]  # +25% at 1, +13.6% at 3
+    p2 = [1.0, 1.25, 1.25, 1.45, 1.45, 1.45, 1.45]  # +25% at 1, +16% at 3 (a strict step one pass shows)
+    sim = [1.0, 1.1, 1.1, 1.1, 1.3, 1.3, 1.3]       # +10% at 1 (a clear miss), +18.2% at 4 (clear: both passes flat)
+    cfg = {"measured_ms": p1, "repeat": {"measured_ms": p2}, "calibrated": {"sim_ms": sim}}
+    assert clear_agreement([cfg], "calibrated") == {"clear_steps": 1, "clear_missed": 1, "clear_spurious": 1}
+    sim_near = [1.0, 1.14, 1.14, 1.14, 1.3, 1.3, 1.3]  # +14% at 1: strictly a miss, within the margin: not clear
+    cfg["calibrated"]["sim_ms"] = sim_near
+    assert clear_agreement([cfg], "calibrated")["clear_missed"] == 0
+    assert clear_agreement([cfg], "calibrated", margin=0.0)["clear_missed"] == 1
 
 
 def test_longest_regular_run():

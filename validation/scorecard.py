@@ -6,8 +6,11 @@
 What it scores is described in validation/data/<gpu>/scorecard.json:
   * M-sweep groups (issue 3's staircases): per study, the steps (> 15% between neighbouring M) that every measured
     pass shows, how many of them the simulator predicts at the same M, and its predicted jumps that no pass shows
-    (validation.staircase.single_pass_agreement). A study may name a hold-out calibration (a fit that never saw its
-    layer) to be scored with instead of --calibration;
+    (validation.staircase.single_pass_agreement); the same read away from the 15% threshold (clear_agreement: the
+    steps every pass shows by more than 18%, missed where the simulator's jump is under 12%, and its jumps over 18%
+    where every pass is under 12%), and the median error after one scale per config against the first pass. A
+    study may name a hold-out calibration (a fit that never saw its layer) to be scored with instead of
+    --calibration;
   * pick sets: per shape, the measured time of the config with the smallest simulated time over the measured best
     (repeats of a record combined by their median; shapes with N and K multiples of 16, the kernel the calibration
     fits), as a geometric mean per set, over all sets and over the shapes with M > 1024;
@@ -67,7 +70,7 @@ def _load_pass(gpu: str, files: Sequence[str]) -> list:
 def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Per swept layer of a study (one list of measurements per pass, at least two): the steps every pass shows,
     of them predicted at the same M, and predicted jumps in no pass."""
-    from validation.staircase import find_sweeps, staircase_analysis
+    from validation.staircase import clear_agreement, find_sweeps, staircase_analysis
 
     if len(passes) < 2:
         raise ValueError("a sweep study needs at least two measured passes")
@@ -75,10 +78,15 @@ def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = 
     out = []
     for N, K in layers:
         st = staircase_analysis(spec, passes[0], N, K, params, repeat=passes[1], more_passes=passes[2:])
-        sp = st["summary"]["calibrated"]["repeat"]["single_pass"]
+        cal = st["summary"]["calibrated"]
+        sp = cal["repeat"]["single_pass"]
+        rep = [c for c in st["configs"] if "repeat" in c]
         out.append({"N": N, "K": K, "passes": sp["passes"], "every": sp["steps_in_every_pass"],
                     "predicted": sp["steps_in_every_pass"] - sp["missed_of_them"],
-                    "no_pass": sp["predicted_in_no_pass"]})
+                    "no_pass": sp["predicted_in_no_pass"], **clear_agreement(rep, "calibrated"),
+                    # the curve's shape against the first pass (issue 3's third figure)
+                    "err_worst": cal["median_err_scaled_worst_config"],
+                    "errs": [c["calibrated"]["median_err_scaled"] for c in st["configs"]]})
     return out
 
 
@@ -181,7 +189,11 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
             passes = [_load_pass(spec.id, files) for files in study["passes"]]
             for r in sweep_scores(spec, passes, hold_params[key] if key else params, study.get("nk")):
                 rows.append({**r, "calibration": key or "given"})
-        result["groups"][g] = {"layers": rows, **{k: sum(r[k] for r in rows) for k in ("every", "predicted", "no_pass")}}
+        result["groups"][g] = {"layers": rows, **{k: sum(r[k] for r in rows) for k in
+                                                  ("every", "predicted", "no_pass", "clear_steps", "clear_missed",
+                                                   "clear_spurious")},
+                               "err_median": float(np.median([e for r in rows for e in r.pop("errs")])),
+                               "err_worst": max(r["err_worst"] for r in rows)}
     every_shape: dict[tuple[str, tuple[int, int, int]], float] = {}
     for s in (s for s in sets if s in doc["pick_sets"]):
         reg = pick_regrets(spec, _load_pass(spec.id, doc["pick_sets"][s]), params)
@@ -200,11 +212,17 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
 
 
 def render(result: dict[str, Any]) -> str:
+    from validation.staircase import CLEAR_MARGIN, STEP_THRESHOLD
+
     lines = [f"scorecard for {result['gpu']}, calibration {result['calibration']}"]
     for g, r in result["groups"].items():
         per = ", ".join(f"{x['N']}x{x['K']} {x['predicted']}/{x['every']}/{x['no_pass']}" for x in r["layers"])
         lines.append(f"  {g:8s} steps every pass shows {r['every']:4d}, predicted at the same M {r['predicted']:4d}, "
                      f"jumps in no pass {r['no_pass']:3d}   ({per})")
+        hi, lo = f"{STEP_THRESHOLD + CLEAR_MARGIN:.0%}", f"{STEP_THRESHOLD - CLEAR_MARGIN:.0%}"
+        lines.append(f"  {'':8s} clear steps (every pass > {hi}) {r['clear_steps']}, missed (< {lo}) {r['clear_missed']}, "
+                     f"clear jumps (> {hi}) where every pass < {lo}: {r['clear_spurious']}; error after one scale per "
+                     f"config: median {r['err_median']:.1%}, worst config {r['err_worst']:.1%}")
     for s, r in result["pick_sets"].items():
         lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f}")
     for s, r in result.get("ncu_pick_sets", {}).items():

@@ -31,6 +31,9 @@ import numpy as np
 from wavesim.calibration import MIN_SWEEP_POINTS
 
 STEP_THRESHOLD = 0.15     # a jump of more than 15% between consecutive M is a step
+# clear_agreement's margin around the threshold: about the p90 of the difference between two clean-flush passes'
+# jumps at the same M (0.026 over the six sweeps' 12,954 jumps, validation/data/h200/cleanflush/, session 26)
+CLEAR_MARGIN = 0.03
 MAX_ERR = 0.08            # must-show: median error after one scale per config
 
 
@@ -322,6 +325,26 @@ def single_pass_agreement(configs: list[dict], name: str, threshold: float = STE
         out["mean_of_other_passes"] = {"spurious": spur / n, "missed": miss / n}
         out["mean_of_other_passes_by_place"] = ranked(near_best)
     return out
+
+
+def clear_agreement(configs: list[dict], name: str, threshold: float = STEP_THRESHOLD,
+                    margin: float = CLEAR_MARGIN) -> dict[str, int]:
+    """The strict match read away from the threshold, where a pass's noise cannot flip a step: clear steps (every
+    pass jumps by more than threshold + margin), those the simulator misses (its jump under threshold - margin), and
+    its clear jumps (over threshold + margin) where every pass jumps by less than threshold - margin. What the strict
+    figures count beyond these are jumps within the margin of 15% on one side or the other."""
+    clear = missed = spurious = 0
+    for c in configs:
+        rep = c["repeat"]
+        curves = [c["measured_ms"], rep["measured_ms"], *rep.get("more_passes_ms", [])]
+        n = min(2 + len(cc["repeat"].get("more_passes_ms", [])) for cc in configs)
+        hw = np.array([jump_sizes(m) for m in curves[:n]])
+        sim = jump_sizes(c[name]["sim_ms"])
+        steps = (hw > threshold + margin).all(axis=0)
+        clear += int(steps.sum())
+        missed += int((steps & (sim < threshold - margin)).sum())
+        spurious += int(((sim > threshold + margin) & (hw < threshold - margin).all(axis=0)).sum())
+    return {"clear_steps": clear, "clear_missed": missed, "clear_spurious": spurious}
 
 
 def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
