@@ -76,6 +76,22 @@ def test_calibrate_cli(tmp_path):
     assert load_calibration(str(out), "h200") is not None
 
 
+def test_calibrate_cli_measures_the_start_desync_on_one_layer_of_passes_split_over_files(tmp_path, capsys):
+    """--desync-sweeps takes one pass per argument (files of a pass joined by ','), --desync-nk the layer to use of
+    files that sweep several (the clean-flush passes hold the six sweeps' layers); a malformed layer names the flag."""
+    from wavetune.cli import main
+
+    d = "validation/data/h200/cleanflush/six_cleanflush_pass"
+    out = tmp_path / "cal.json"
+    args = ["calibrate", "--gpu", "h200", "--measurements", "validation/data/h200/gemm/m_sweep.jsonl", "--out", str(out),
+            "--desync-sweeps", f"{d}1_64.jsonl.gz,{d}1_2240.jsonl.gz", f"{d}2_64.jsonl.gz,{d}2_2240.jsonl.gz"]
+    assert main(args + ["--desync-nk", "4608x3584"]) == 0
+    start = json.loads(out.read_text())["fit"]["desync_start"]
+    assert start["layers"] == ["4608x3584"] and start["desync_rate"]["sweeps"] == 8
+    with pytest.raises(SystemExit, match="--desync-nk: '4608' is not NxK"):
+        main(args + ["--desync-nk", "4608"])
+
+
 def test_fit_measures_the_desync_rate_on_m_sweeps():
     """The fit measures desync_rate and its contention exponent on the M sweeps among the records (the steps at
     later wave boundaries of 3+ CTAs/SM configs, whose SM loads differ) and recovers the pair that made them;
