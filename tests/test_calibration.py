@@ -90,6 +90,8 @@ def test_calibrate_cli_measures_the_start_desync_on_one_layer_of_passes_split_ov
     assert start["layers"] == ["4608x3584"] and start["desync_rate"]["sweeps"] == 8
     with pytest.raises(SystemExit, match="--desync-nk: '4608' is not NxK"):
         main(args + ["--desync-nk", "4608"])
+    with pytest.raises(SystemExit, match="give the sweep files too"):
+        main(args[:7] + ["--desync-nk", "4608x3584"])
 
 
 def test_fit_measures_the_desync_rate_on_m_sweeps():

@@ -247,6 +247,7 @@ def test_the_calibrations_short_launches_timed_clean_are_faster_than_their_write
     record under 0.1 ms, timed again after a clean eviction. Against the committed write-flush records of the same
     (shape, config) the write costs a median 3.4 us (6.9%), most where a launch holds up to two CTAs per SM (8-9%),
     little on larger grids: the same cost the flush probe found, over 7644 launches."""
+    import gzip
     import math
     from pathlib import Path
 
@@ -257,8 +258,6 @@ def test_the_calibrations_short_launches_timed_clean_are_faster_than_their_write
                                                             gpu="h200")
              if m.ok and (k := (m.problem.M, m.problem.N, m.problem.K, m.config)) in write]
     assert len(pairs) > 7000
-    import gzip
-
     for name in ("llm_short_cleanflush", "k_sweep_cleanflush"):
         with gzip.open(data / f"cleanflush/{name}.jsonl.gz", "rt") as f:
             assert {json.loads(line).get("l2_flush") for line in f} == {"read"}

@@ -334,10 +334,10 @@ def clear_agreement(configs: list[dict], name: str, threshold: float = STEP_THRE
     its clear jumps (over threshold + margin) where every pass jumps by less than threshold - margin. What the strict
     figures count beyond these are jumps within the margin of 15% on one side or the other."""
     clear = missed = spurious = 0
+    n = min(2 + len(c["repeat"].get("more_passes_ms", [])) for c in configs) if configs else 2
     for c in configs:
         rep = c["repeat"]
         curves = [c["measured_ms"], rep["measured_ms"], *rep.get("more_passes_ms", [])]
-        n = min(2 + len(cc["repeat"].get("more_passes_ms", [])) for cc in configs)
         hw = np.array([jump_sizes(m) for m in curves[:n]])
         sim = jump_sizes(c[name]["sim_ms"])
         steps = (hw > threshold + margin).all(axis=0)

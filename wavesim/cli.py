@@ -183,6 +183,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from wavesim.calibration import build_dataset, dataset_hash, desync_start, fit, save_calibration, simulate_ms
     from wavesim.kernels.gemm import GemmParams
 
+    if args.desync_nk and not args.desync_sweeps:
+        raise SystemExit("--desync-nk picks layers of --desync-sweeps: give the sweep files too, or leave it out")
     spec = hwspecs.load_gpu(args.gpu)
     ms = dedupe_latest(load_measurements(args.measurements, gpu=spec.id))
     holdout = _parse_nk(args.holdout_nk or [], "--holdout-nk")
