@@ -34,7 +34,8 @@ TOLERANCE = {"bf16": 1e-2, "fp16": 5e-3, "fp32": 5e-3}
 # Bytes zeroed before every timed run to evict the previous run's data from L2; 4x the largest L2
 # among shipped NVIDIA GPUs (B200: 126.5 MiB, hwspecs/data/gpus/b200.toml) and what do_bench uses.
 L2_FLUSH_BYTES = 512 * 1024 * 1024
-# How the L2 is emptied before each timed launch. "write" (zeroing the buffer, every record up to session 25) leaves
+# How the L2 is emptied before each timed launch. "write" (zeroing the buffer, as triton.testing.do_bench does, so what
+# Triton's autotuner sees; the default and every record before session 25's cleanflush collections) leaves
 # the L2 full of dirty lines, which the next launch writes back as it misses: on the H200 that adds 4-7 us to launches
 # of one CTA per SM and softens their first co-residence steps (+6-10% where a clean L2 gives +18-33:
 # validation/data/h200/flush/flush_probe.json). "read" (summing the buffer) evicts with clean lines.
