@@ -1,0 +1,86 @@
+"""How long a launch's first wave takes against a later one, measured and simulated, on the M sweeps of a scorecard
+group (session 26's evidence for the next model change; NOTES.md).
+
+Per config and layer: t(end of wave 1) / (t(end of wave 3) - t(end of wave 2)), each end being the last swept M with
+that many waves (the simulator's count), measured as the geometric mean of the group's passes. On the six sweeps timed
+with a clean L2 eviction the hardware's first wave of 64x128x64 at 3 CTAs/SM takes 0.69-0.93 of a later wave with
+GROUP_M 4-16 and 0.88-1.0 with GROUP_M 1, where the simulator, which prices every full wave alike, gives 0.95-1.13;
+tiles at 1-2 CTAs/SM agree to a few percent. A lockstep first wave reads the tiles its co-running CTAs share at the same
+time; later waves are out of step.
+
+    python3 -m validation.first_wave [--gpu h200] [--group six_clean] [--calibration auto|FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import numpy as np
+
+WAVES = (1, 2, 3)   # the ends compared: wave 1 against the step from wave 2 to wave 3
+
+
+def wave_ratio(waves: list[int], times: np.ndarray) -> float | None:
+    """t(end of wave 1) / (t(end of wave 3) - t(end of wave 2)); None when the sweep lacks a wave count."""
+    w = np.asarray(waves)
+    if not all((w == k).any() for k in WAVES):
+        return None
+    end = {k: int(np.nonzero(w == k)[0].max()) for k in WAVES}
+    later = times[end[3]] - times[end[2]]
+    return float(times[end[1]] / later) if later > 0 else None
+
+
+def first_wave_ratios(gpu: str = "h200", group: str = "six_clean", calibration: str | None = "auto") -> list[dict]:
+    """One row per config and layer of the group's studies: measured and simulated first-wave ratios."""
+    import hwspecs
+    from validation.scorecard import _load_pass, load_description
+    from validation.staircase import staircase_analysis
+    from wavesim.calibration import load_calibration
+
+    doc = load_description(gpu)
+    if group not in doc["sweep_groups"]:
+        raise ValueError(f"unknown group {group!r}; described: {sorted(doc['sweep_groups'])}")
+    spec = hwspecs.load_gpu(gpu)
+    params = load_calibration(calibration, spec.id)
+    rows: list[dict[str, Any]] = []
+    for study in doc["sweep_groups"][group]:
+        passes = [_load_pass(spec.id, files) for files in study["passes"]]
+        nk = study.get("nk")
+        if nk is None:
+            continue
+        st = staircase_analysis(spec, passes[0], *nk, params, repeat=passes[1], more_passes=passes[2:])
+        for c in (c for c in st["configs"] if "repeat" in c):
+            curves = [c["measured_ms"], c["repeat"]["measured_ms"], *c["repeat"].get("more_passes_ms", [])]
+            meas = np.exp(np.mean(np.log(np.array(curves, dtype=np.float64)), axis=0))
+            waves = c["calibrated"]["waves"]
+            measured = wave_ratio(waves, meas)
+            simulated = wave_ratio(waves, np.array(c["calibrated"]["sim_ms"]))
+            if measured is not None and simulated is not None:
+                rows.append({"N": nk[0], "K": nk[1], "config": c["config"], "ctas_per_sm": c["ctas_per_sm"],
+                             "measured": measured, "simulated": simulated})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.first_wave", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--group", default="six_clean", help="an M-sweep group of validation/data/<gpu>/scorecard.json")
+    ap.add_argument("--calibration", default="auto", help="calibration JSON (default: the shipped one), or none")
+    a = ap.parse_args(argv)
+    try:
+        rows = first_wave_ratios(a.gpu, a.group, a.calibration)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"validation.first_wave: {e}", file=sys.stderr)
+        return 2
+    for r in sorted(rows, key=lambda r: (r["config"], r["measured"])):
+        print(f"{r['config']:26s} {r['ctas_per_sm']}/SM {r['N']}x{r['K']}: first wave / later wave measured "
+              f"{r['measured']:.2f}, simulated {r['simulated']:.2f}")
+    ratio = np.array([r["measured"] / r["simulated"] for r in rows])
+    print(f"{len(rows)} sweeps; measured over simulated: median {np.median(ratio):.2f}, p10 {np.percentile(ratio, 10):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
