@@ -167,3 +167,19 @@ def test_the_hardwares_first_wave_is_faster_than_its_later_ones_where_ctas_share
     assert len(grouped) == 18 and len(wide) == 24
     assert np.median([r["measured"] for r in grouped]) < 0.85 < 0.95 < np.median([r["simulated"] for r in grouped])
     assert all(0.9 < r["measured"] / r["simulated"] < 1.05 for r in wide)
+
+
+def test_per_cta_traces_put_the_grouped_orders_gain_in_the_first_generation_of_ctas():
+    """validation.first_wave --traces on the 7168^2 grouping traces: 64x128x64's first-generation CTAs take about 0.7
+    of a later one with GROUP_M 4-16 and about 0.93 with GROUP_M 1; 128x128x64 (2 CTAs/SM) about 1."""
+    from pathlib import Path
+
+    from validation.first_wave import main, trace_generation_ratios
+
+    path = Path(__file__).resolve().parents[1] / "validation/data/h200/traces/trace_grouping_7168x7168.npz"
+    rows = trace_generation_ratios(str(path))
+    med = {c: np.median([r["ratio"] for r in rows if r["config"] == c]) for c in {r["config"] for r in rows}}
+    assert all(med[f"64x128x64_g{g}_w4_s3"] < 0.8 for g in (4, 8, 16))
+    assert 0.88 < med["64x128x64_g1_w4_s3"] < 0.98
+    assert all(0.95 < med[f"128x128x64_g{g}_w4_s3"] < 1.06 for g in (1, 16))
+    assert main(["--traces", str(path.with_name("no_such_trace.npz"))]) == 2

@@ -8,7 +8,14 @@ GROUP_M 4-16 and 0.88-1.0 with GROUP_M 1, where the simulator, which prices ever
 tiles at 1-2 CTAs/SM agree to a few percent. A lockstep first wave reads the tiles its co-running CTAs share at the same
 time; later waves are out of step.
 
+With --traces, the same per CTA from per-CTA traces (`wavetune trace`): the median CTA time of each SM's first
+generation of CTAs (its first `slots` CTAs) over that of its later ones (the last, partial one left out). On the
+grouping traces of 7168^2 (session 15) 64x128x64's first-generation CTAs take 0.65-0.74 of a later one with GROUP_M
+4 / 8 / 16 (66-67 against 92-105 us) and 0.93 with GROUP_M 1 (98 against 104-108): the grouped order's gain is a
+first-wave one.
+
     python3 -m validation.first_wave [--gpu h200] [--group six_clean] [--calibration auto|FILE]
+    python3 -m validation.first_wave --traces validation/data/h200/traces/trace_grouping_7168x7168.npz
 """
 
 from __future__ import annotations
@@ -63,12 +70,53 @@ def first_wave_ratios(gpu: str = "h200", group: str = "six_clean", calibration: 
     return rows
 
 
+def trace_generation_ratios(path: str, gpu: str = "h200") -> list[dict]:
+    """Per traced launch with 3+ SM-local generations: median CTA time of generation 0 over that of generations 1 to
+    the last but one (the last is partial), with the config's CTAs/SM from the model's occupancy."""
+    import hwspecs
+    from validation.trace import generations, load_traces
+    from wavesim.kernels.gemm import config_occupancy
+    from wavetune.config import LaunchConfig
+
+    spec = hwspecs.load_gpu(gpu)
+    arrays, meta = load_traces(path)
+    rows = []
+    for key, a in sorted(arrays.items()):
+        cfg_key, launch = key.split("/", 1)
+        cfg = LaunchConfig.from_key(cfg_key)
+        slots = config_occupancy(spec, cfg, "bf16", meta["N"], meta["K"])[0].ctas_per_sm
+        sm, start, end = a[:, 0].astype(np.int64), a[:, 1], a[:, 2]
+        gen = generations(sm, start, slots)
+        later = (gen >= 1) & (gen < gen.max())
+        if gen.max() < 3:
+            continue
+        first, rest = float(np.median((end - start)[gen == 0])), float(np.median((end - start)[later]))
+        rows.append({"config": cfg_key, "launch": launch, "ctas_per_sm": slots, "first_us": first / 1e3,
+                     "later_us": rest / 1e3, "ratio": first / rest})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m validation.first_wave", description=__doc__.split("\n\n")[0])
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--group", default="six_clean", help="an M-sweep group of validation/data/<gpu>/scorecard.json")
     ap.add_argument("--calibration", default="auto", help="calibration JSON (default: the shipped one), or none")
+    ap.add_argument("--traces", help="a per-CTA trace .npz: first-generation CTAs against later ones instead")
     a = ap.parse_args(argv)
+    if a.traces:
+        try:
+            trows = trace_generation_ratios(a.traces, a.gpu)
+        except (ValueError, FileNotFoundError) as e:
+            print(f"validation.first_wave: {e}", file=sys.stderr)
+            return 2
+        by: dict[str, list[float]] = {}
+        for r in trows:
+            print(f"{r['config']:26s} {r['ctas_per_sm']}/SM {r['launch']:10s} first-generation CTA {r['first_us']:6.1f} us, "
+                  f"later {r['later_us']:6.1f} us: {r['ratio']:.2f}")
+            by.setdefault(r["config"], []).append(r["ratio"])
+        for cfg, v in by.items():
+            print(f"{cfg:26s} median {np.median(v):.2f} over {len(v)} launches")
+        return 0
     try:
         rows = first_wave_ratios(a.gpu, a.group, a.calibration)
     except (ValueError, FileNotFoundError) as e:
