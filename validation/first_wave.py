@@ -10,7 +10,7 @@ time; later waves are out of step.
 
 With --traces, the same per CTA from per-CTA traces (`wavetune trace`): the median CTA time of each SM's first
 generation of CTAs (its first `slots` CTAs) over that of its later ones (the last, partial one left out). On the
-grouping traces of 7168^2 (session 15) 64x128x64's first-generation CTAs take 0.65-0.74 of a later one with GROUP_M
+grouping traces of 7168^2 (session 14) 64x128x64's first-generation CTAs take 0.65-0.74 of a later one with GROUP_M
 4 / 8 / 16 (66-67 against 92-105 us) and 0.93 with GROUP_M 1 (98 against 104-108): the grouped order's gain is a
 first-wave one.
 
