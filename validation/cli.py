@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from validation.profiler import L2_FLUSHES
+
 
 def _profile(args: argparse.Namespace) -> int:
     from tuner.space import load_space
@@ -165,10 +167,11 @@ def register(sub) -> None:
                    help="seed of the measurement order (shapes, and configs within a shape, are shuffled by it): give "
                         "each pass of a sweep its own, so that the clock state a launch inherits from the launches "
                         "before it differs between passes instead of repeating as a 'reproducible' step")
-    p.add_argument("--l2-flush", default="write", choices=["write", "read"],
-                   help="how the L2 is emptied before each timed launch: write (zero a 512 MiB buffer; every committed "
-                        "record) leaves dirty lines that slow short launches by 4-7 us on the H200; read evicts with "
-                        "clean lines (validation/scripts/flush_probe.py). Recorded as l2_flush when not write")
+    p.add_argument("--l2-flush", default="write", choices=L2_FLUSHES,
+                   help="how the L2 is emptied before each timed launch: write (zero a 512 MiB buffer, as Triton's "
+                        "do_bench does; the committed records but the cleanflush ones) leaves dirty lines that slow "
+                        "short launches by 4-7 us on the H200; read evicts with clean lines "
+                        "(validation/scripts/flush_probe.py). Recorded as l2_flush when not write")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: run under TRITON_INTERPRET=1 (tests of the profiler only)")
     p.set_defaults(func=_profile)

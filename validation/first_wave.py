@@ -87,9 +87,9 @@ def trace_generation_ratios(path: str, gpu: str = "h200") -> list[dict]:
         slots = config_occupancy(spec, cfg, "bf16", meta["N"], meta["K"])[0].ctas_per_sm
         sm, start, end = a[:, 0].astype(np.int64), a[:, 1], a[:, 2]
         gen = generations(sm, start, slots)
-        later = (gen >= 1) & (gen < gen.max())
         if gen.max() < 3:
             continue
+        later = (gen >= 1) & (gen < gen.max())
         first, rest = float(np.median((end - start)[gen == 0])), float(np.median((end - start)[later]))
         rows.append({"config": cfg_key, "launch": launch, "ctas_per_sm": slots, "first_us": first / 1e3,
                      "later_us": rest / 1e3, "ratio": first / rest})
