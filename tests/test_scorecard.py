@@ -183,3 +183,38 @@ def test_per_cta_traces_put_the_grouped_orders_gain_in_the_first_generation_of_c
     assert 0.88 < med["64x128x64_g1_w4_s3"] < 0.98
     assert all(0.95 < med[f"128x128x64_g{g}_w4_s3"] < 1.06 for g in (1, 16))
     assert main(["--traces", str(path.with_name("no_such_trace.npz"))]) == 2
+
+
+def test_grouped_tiles_follow_the_kernels_launch_order():
+    """The canonical kernel's pid -> (pid_m, pid_n): GROUP_M rows are walked down before moving one column right, and the
+    last group holds the rows that are left."""
+    from validation.first_wave import grouped_tiles
+
+    pm, pn = grouped_tiles(np.arange(15), npm=5, npn=3, group_m=2)
+    assert list(pm) == [0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 4, 4, 4]
+    assert list(pn) == [0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2, 0, 1, 2]
+    pm1, pn1 = grouped_tiles(np.arange(6), npm=2, npn=3, group_m=1)
+    assert list(pm1) == [0, 0, 0, 1, 1, 1] and list(pn1) == [0, 1, 2, 0, 1, 2]
+
+
+def test_traces_put_the_grouped_first_waves_gain_in_reads_that_one_gpc_shares():
+    """validation.first_wave --gpc (session 27) on committed traces: a grouped order's first generation has the CTAs of
+    one GPC read the same tiles at the same K step (coalesced share ~0.25-0.3) and runs about a third faster than with
+    GROUP_M 1 (~0.7); its later generations lose the share (~0.6) and the speed. 128x64x32, whose L2 requests are half
+    lines, gains nothing from the same share in its first wave (clean-flush traces)."""
+    from pathlib import Path
+
+    from validation.first_wave import main, trace_gpc_coalescing
+
+    traces = Path(__file__).resolve().parents[1] / "validation/data/h200/traces"
+    rows = trace_gpc_coalescing(str(traces / "trace_grouping_7168x7168.npz"), only=r"64x128x64_g\d+_w4_s3/M1024/r0")
+    by = {(r["config"].split("_")[1], r["generation"]): r for r in rows}
+    for g in ("g4", "g8", "g16"):
+        assert by[g, 0]["coalesced_share"] < 0.35 < 0.5 < by[g, 1]["coalesced_share"]
+        assert by[g, 0]["cta_us"] < 0.8 * by[g, 1]["cta_us"] and by[g, 0]["cta_us"] < 0.75 * by["g1", 0]["cta_us"]
+    assert by["g1", 0]["coalesced_share"] > 0.6 and by["g1", 0]["gpc_distinct_share"] > 2 * by["g8", 0]["gpc_distinct_share"]
+    flat = trace_gpc_coalescing(str(traces / "trace_gpc_5120x5120.npz"), only="128x64x32_g8_w4_s3/M2560/r0")
+    assert flat[0]["coalesced_share"] < 0.5 < flat[1]["coalesced_share"]
+    assert flat[0]["cta_us"] > 0.9 * flat[1]["cta_us"]
+    with pytest.raises(SystemExit):
+        main(["--gpc"])  # --gpc reads traces: argparse names the missing --traces

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from validation.profiler import L2_FLUSHES
 from wavetune.config import LaunchConfig
 
 COLUMNS = ("smid", "start_ns", "end_ns", "cycles")
@@ -86,17 +87,18 @@ def parse_range(text: str) -> list[int]:
 
 
 def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: int, out: Path,
-            timing_reps: int = 10, log=print, record_steps: bool = False) -> None:
+            timing_reps: int = 10, log=print, record_steps: bool = False, l2_flush: str = "write") -> None:
     """Traces of every (config, M) into `out` (+ its .json sidecar); with record_steps also, per traced launch, the SM
     cycles each CTA's K steps took (CTAs x K steps, int32; the first counts from the CTA's start), in the same file
-    under STEPS_PREFIX + the launch's key (load_trace_file reads them)."""
+    under STEPS_PREFIX + the launch's key (load_trace_file reads them). l2_flush: how the L2 is emptied before each
+    launch (validation.profiler.L2_FLUSHES; the sidecar records it when not the default write)."""
     import torch
 
     from validation.kernels.gemm import gemm, grid_size
     from validation.kernels.gemm_trace import gemm_traced
-    from validation.profiler import L2_FLUSH_BYTES, _Clock
+    from validation.profiler import _Bench, _Clock
 
-    flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    bench = _Bench("cuda", l2_flush)
     clock = _Clock("cuda")
     gen = torch.Generator(device="cuda").manual_seed(0)
     a_all = torch.randn((max(Ms), K), device="cuda", generator=gen).to(torch.bfloat16)
@@ -108,7 +110,7 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
         st = [torch.cuda.Event(enable_timing=True) for _ in range(timing_reps)]
         en = [torch.cuda.Event(enable_timing=True) for _ in range(timing_reps)]
         for s, e in zip(st, en):
-            flush.zero_()
+            bench.flush()
             s.record()
             fn()
             e.record()
@@ -130,7 +132,7 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
                 ms_plain = timed(lambda: gemm(a, b, cfg, c))
                 ms_traced = timed(lambda: gemm_traced(a, b, cfg, c, tr, steps))
                 for r in range(reps):
-                    flush.zero_()
+                    bench.flush()
                     gemm_traced(a, b, cfg, c, tr, steps)
                     torch.cuda.synchronize()
                     t = tr.cpu().numpy()
@@ -153,6 +155,7 @@ def collect(configs: list[LaunchConfig], N: int, K: int, Ms: list[int], reps: in
         "N": N, "K": K, "Ms": Ms, "reps": reps, "columns": COLUMNS, "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__, "triton": __import__("triton").__version__, "launches": meta,
         **({"steps": f"per-step cycles under keys {STEPS_PREFIX}<launch>"} if record_steps else {}),
+        **({"l2_flush": l2_flush} if l2_flush != "write" else {}),
         **({"failed": failed} if failed else {})}, indent=1))
 
 
@@ -669,6 +672,9 @@ def register(sub) -> None:
     c.add_argument("--out", type=Path, required=True, help="the .npz to write")
     c.add_argument("--steps", action="store_true",
                    help="also record the SM cycles of every K step of each CTA (in OUT, read by validation.step_trace)")
+    c.add_argument("--l2-flush", default="write", choices=L2_FLUSHES,
+                   help="how the L2 is emptied before each launch, as `wavetune profile --l2-flush` (read: a clean "
+                        "eviction; write, the default of every committed trace before session 27, leaves dirty lines)")
     c.set_defaults(func=_collect_cmd)
     r = sub.add_parser("trace-report", help="hardware per-CTA traces against the simulator's (no GPU needed)",
                        description="Per CTAs/SM: SM-local waves, CTA time by wave, desynchronisation, SM-to-SM "
@@ -693,7 +699,7 @@ def _collect_cmd(a) -> int:
     if not torch.cuda.is_available():
         raise ValueError("no CUDA GPU is visible: `wavetune trace` needs one (sm_70+; %globaltimer and %smid "
                          "are PTX special registers); `wavetune trace-report` reads its files anywhere")
-    collect(configs, a.N, a.K, Ms, a.reps, a.out, record_steps=a.steps)
+    collect(configs, a.N, a.K, Ms, a.reps, a.out, record_steps=a.steps, l2_flush=a.l2_flush)
     return 0
 
 
