@@ -218,3 +218,33 @@ def test_traces_put_the_grouped_first_waves_gain_in_reads_that_one_gpc_shares():
     assert flat[0]["cta_us"] > 0.9 * flat[1]["cta_us"]
     with pytest.raises(SystemExit):
         main(["--gpc"])  # --gpc reads traces: argparse names the missing --traces
+
+
+def test_the_gpc_scope_probe_a_scattered_order_loses_the_grouped_gain_with_the_same_tiles_in_flight(tmp_path):
+    """validation.gpc_scope on its committed H200 records (session 27): in one-wave launches every order has the same
+    tiles in flight, yet permuting GROUP_M 8's programs so that one GPC's CTAs no longer share tiles costs 1.25-1.6x;
+    the canonical kernel and the permuted one at stride 1 agree. The lockstep per-GPC share orders the cases."""
+    from pathlib import Path
+
+    from validation.gpc_scope import least_shared_stride, load_records, lockstep_gpc_share, main, report_rows, scatter_stride
+    from wavetune.config import LaunchConfig
+
+    cfg = LaunchConfig.from_key("64x128x64_g8_w4_s3")
+    assert lockstep_gpc_share(448, 7168, cfg, 1, 132, 3) < 0.25 < 0.5 < lockstep_gpc_share(448, 7168, cfg, 149, 132, 3)
+    assert scatter_stride(392) == 149 and np.gcd(least_shared_stride(448, 7168, cfg, 132, 3), 392) == 1
+    path = Path(__file__).resolve().parents[1] / "validation/data/h200/gpc_scope/gpc_scope.jsonl"
+    rows = report_rows(path)
+    for r in rows:
+        if r["order"] == "stride1":
+            assert abs(r["vs_canonical"] - 1) < 0.02
+        if r["waves"] == 1 and "_g8_" in r["config"] and r["stride"] > 1:
+            assert r["vs_canonical"] > 1.2 and r["gpc_share"] > 0.4
+    g8 = [r for r in rows if r["config"] == "64x128x64_g8_w4_s3" and r["M"] == 448 and r["stride"] > 1]
+    g1 = [r for r in rows if r["config"] == "64x128x64_g1_w4_s3" and r["order"] == "canonical"]
+    assert min(r["ms"] for r in g8) > g1[0]["ms"] > 1.4 * max(r["ms"] for r in rows if r["config"] == "64x128x64_g8_w4_s3"
+                                                               and r["M"] == 448 and r["stride"] == 1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"N": 1}\n')
+    with pytest.raises(ValueError, match="bad.jsonl:1"):
+        load_records(bad)
+    assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
