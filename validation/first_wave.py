@@ -205,47 +205,46 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration", default="auto", help="calibration JSON (default: the shipped one), or none")
     ap.add_argument("--traces", help="a per-CTA trace .npz: first-generation CTAs against later ones instead")
     ap.add_argument("--gpc", action="store_true", help="with --traces: per generation, the tile reads its GPCs share")
-    ap.add_argument("--only", help="with --gpc: only the launches whose key (config/M.../r...) matches this regular expression")
+    ap.add_argument("--only", help="with --gpc: only the launches whose key (config/M.../r...) matches this regex")
     a = ap.parse_args(argv)
     if a.gpc and not a.traces:
         ap.error("--gpc reads per-CTA traces: give --traces FILE")
-    if a.gpc:
-        try:
-            grows = trace_gpc_coalescing(a.traces, a.gpu, a.only)
-        except (ValueError, FileNotFoundError) as e:
-            print(f"validation.first_wave: {e}", file=sys.stderr)
-            return 2
-        for r in grows:
-            print(f"{r['config']:26s} {r['launch']:10s} generation {r['generation']}: {r['ctas']:5d} CTAs, "
-                  f"{r['cta_us']:6.1f} us, distinct per GPC {r['gpc_distinct_share']:.2f}, "
-                  f"coalesced {r['coalesced_share']:.2f}")
-        return 0
-    if a.traces:
-        try:
-            trows = trace_generation_ratios(a.traces, a.gpu)
-        except (ValueError, FileNotFoundError) as e:
-            print(f"validation.first_wave: {e}", file=sys.stderr)
-            return 2
-        by: dict[str, list[float]] = {}
-        for r in trows:
-            print(f"{r['config']:26s} {r['ctas_per_sm']}/SM {r['launch']:10s} first-generation CTA {r['first_us']:6.1f} us, "
-                  f"later {r['later_us']:6.1f} us: {r['ratio']:.2f}")
-            by.setdefault(r["config"], []).append(r["ratio"])
-        for cfg, v in by.items():
-            print(f"{cfg:26s} median {np.median(v):.2f} over {len(v)} launches")
-        return 0
     try:
-        rows = first_wave_ratios(a.gpu, a.group, a.calibration)
+        if a.gpc:
+            _print_gpc(trace_gpc_coalescing(a.traces, a.gpu, a.only))
+        elif a.traces:
+            _print_generations(trace_generation_ratios(a.traces, a.gpu))
+        else:
+            _print_sweeps(first_wave_ratios(a.gpu, a.group, a.calibration))
     except (ValueError, FileNotFoundError) as e:
         print(f"validation.first_wave: {e}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _print_gpc(rows: list[dict]) -> None:
+    for r in rows:
+        print(f"{r['config']:26s} {r['launch']:10s} generation {r['generation']}: {r['ctas']:5d} CTAs, "
+              f"{r['cta_us']:6.1f} us, distinct per GPC {r['gpc_distinct_share']:.2f}, "
+              f"coalesced {r['coalesced_share']:.2f}")
+
+
+def _print_generations(rows: list[dict]) -> None:
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        print(f"{r['config']:26s} {r['ctas_per_sm']}/SM {r['launch']:10s} first-generation CTA {r['first_us']:6.1f} us, "
+              f"later {r['later_us']:6.1f} us: {r['ratio']:.2f}")
+        by.setdefault(r["config"], []).append(r["ratio"])
+    for cfg, v in by.items():
+        print(f"{cfg:26s} median {np.median(v):.2f} over {len(v)} launches")
+
+
+def _print_sweeps(rows: list[dict]) -> None:
     for r in sorted(rows, key=lambda r: (r["config"], r["measured"])):
         print(f"{r['config']:26s} {r['ctas_per_sm']}/SM {r['N']}x{r['K']}: first wave / later wave measured "
               f"{r['measured']:.2f}, simulated {r['simulated']:.2f}")
     ratio = np.array([r["measured"] / r["simulated"] for r in rows])
     print(f"{len(rows)} sweeps; measured over simulated: median {np.median(ratio):.2f}, p10 {np.percentile(ratio, 10):.2f}")
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
