@@ -10,10 +10,10 @@ not matter there.
 Collect (GPU): `python3 -m validation.gpc_scope collect --out FILE` times every case of CASES in each order after a
 clean L2 eviction (`validation.profiler`'s read flush): the canonical kernel, and the permuted one at stride 1, at the
 stride nearest SCATTER x G and at the stride whose first wave shares the fewest tile reads within a GPC
-(least_shared_stride); median of REPS launches, interleaved so that drift hits every order alike; one JSON line per (case, order), written as it
-goes. Report (CPU): `python3 -m validation.gpc_scope report FILE` puts each order's time beside its lockstep per-GPC
-share (the distinct tile bytes of the first wave's CTAs within each GPC over their raw bytes: GPC-major dispatch of
-GPC_SMS SMs, rounds of sm_count programs).
+(least_shared_stride); median of REPS launches, interleaved so that drift hits every order alike; one JSON line per
+(case, order), written as it goes. Report (CPU): `python3 -m validation.gpc_scope report FILE` puts each order's time
+beside its lockstep per-GPC share (the distinct tile bytes of the first wave's CTAs within each GPC over their raw
+bytes: GPC-major dispatch of GPC_SMS SMs, rounds of sm_count programs).
 """
 
 from __future__ import annotations
