@@ -31,7 +31,7 @@ def smid():
 def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
                        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                       GROUP_M: tl.constexpr, steps_ptr, RECORD_STEPS: tl.constexpr):
+                       GROUP_M: tl.constexpr, steps_ptr, RECORD_STEPS: tl.constexpr, SAME_TILE: tl.constexpr):
     pid = tl.program_id(axis=0)
     row = trace_ptr + pid.to(tl.int64) * 5
     # the start values go to memory before the tile rather than being held in registers across it, which cost
@@ -39,7 +39,8 @@ def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
     # 32x64x64 s2 still 72 against 64, so it runs 7 CTAs/SM traced where the plain kernel runs 8)
     tl.store(row + 1, read_u64("%globaltimer"))
     tl.store(row + 3, read_u64("%clock64"))
-    gemm_tile(pid, a_ptr, b_ptr, c_ptr, M, N, K,
+    # SAME_TILE: every program computes tile 0 (validation/sm_side.py: co-resident CTAs with the L2 out of the way)
+    gemm_tile(0 if SAME_TILE else pid, a_ptr, b_ptr, c_ptr, M, N, K,
               stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
               steps_ptr + pid.to(tl.int64) * tl.cdiv(K, BLOCK_K), RECORD_STEPS)
     tl.store(row + 4, read_u64("%clock64"))
@@ -47,14 +48,15 @@ def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
     tl.store(row, smid().to(tl.int64))
 
 
-def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None):
+def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None, same_tile_grid: int | None = None):
     """C = A @ B like validation.kernels.gemm.gemm, also filling `trace` (int64, grid x 5, TRACE_FIELDS) and, when
-    given, `steps` (int64, grid x ceil(K / BLOCK_K): %clock64 after each K step); returns (C, trace)."""
+    given, `steps` (int64, grid x ceil(K / BLOCK_K): %clock64 after each K step); returns (C, trace). With
+    same_tile_grid, that many programs all compute C's first tile instead (C's other tiles are left alone)."""
     import torch
 
     M, K = a.shape
     N = b.shape[1]
-    grid = grid_size(M, N, cfg)
+    grid = grid_size(M, N, cfg) if same_tile_grid is None else same_tile_grid
     if c is None:
         c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     if trace is None:
@@ -64,5 +66,6 @@ def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None):
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
         BLOCK_M=cfg.BLOCK_M, BLOCK_N=cfg.BLOCK_N, BLOCK_K=cfg.BLOCK_K, GROUP_M=cfg.GROUP_M,
         steps_ptr=trace if steps is None else steps, RECORD_STEPS=steps is not None,
+        SAME_TILE=same_tile_grid is not None,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     return c, trace

@@ -1,0 +1,143 @@
+"""What one SM's co-resident CTAs cost each other with the L2 out of the way (session 27).
+
+Every fit of the model puts 64x128x64's SM-shared time per K step at 3 CTAs/SM about 20% above what the clean
+per-CTA traces' first waves show (NOTES session 27), where the chip-wide L2 limit and the SM side cannot be told
+apart. Here every program of the traced kernel computes the same output tile (validation/kernels/gemm_trace.py
+SAME_TILE): 132 x k CTAs, k per SM, all reading the same few lines at the same K step from a warm L2 (no flush: A
+and B stay resident), so the L2 serves next to nothing while each SM runs k CTAs' math, loads and loop. Per config and k: the median CTA time, its in-kernel
+clock (%clock64 over %globaltimer) and its cycles per K step, beside the model's SM-shared work of k CTAs per K step
+(the shipped calibration, in its clock): where the SM is full the two should agree; at 1-2 CTAs the hardware's step is
+its latency chain, longer than the shared work.
+
+Collect (GPU): `python3 -m validation.sm_side collect --out FILE` (one JSON line per (config, k), written as it goes).
+Report (CPU): `python3 -m validation.sm_side report FILE [--calibration auto|FILE]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from wavetune.config import LaunchConfig
+
+# The staircase study's tiles (1 to 8 CTAs/SM on the H200) and the K loop they run (L = K / BLOCK_K steps).
+CONFIGS = ("128x256x64_g8_w8_s3", "128x128x64_g8_w4_s3", "64x128x64_g8_w4_s3", "64x64x64_g8_w4_s4",
+           "128x64x32_g8_w4_s3", "32x64x64_g8_w4_s3", "64x64x32_g8_w4_s2")
+K_DEPTH = 4096
+REPS = 5
+
+
+def collect(out: Path, reps: int = REPS, log=print) -> None:
+    import hwspecs
+    import torch
+
+    from validation.kernels.gemm_trace import gemm_traced
+    from wavesim.kernels.gemm import config_occupancy
+
+    spec = hwspecs.load_gpu("h200")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a") as f:
+        for key in CONFIGS:
+            cfg = LaunchConfig.from_key(key)
+            M, N, K = cfg.BLOCK_M, cfg.BLOCK_N, K_DEPTH
+            a = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
+            b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
+            c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+            slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm
+            for k in range(1, slots + 1):
+                grid = spec.sm_count * k
+                _, tr = gemm_traced(a, b, cfg, c, same_tile_grid=grid)   # compile, and bring A and B into the L2
+                torch.cuda.synchronize()
+                durs, cycles, ends = [], [], []
+                for _ in range(reps):   # no flush: A and B stay in the L2, so no K step waits on DRAM
+                    gemm_traced(a, b, cfg, c, tr, same_tile_grid=grid)
+                    torch.cuda.synchronize()
+                    t = tr.cpu().numpy()
+                    durs.append(float(np.median(t[:, 2] - t[:, 1])))
+                    cycles.append(float(np.median(t[:, 4] - t[:, 3])))
+                    ends.append(float(t[:, 2].max() - t[:, 1].min()))
+                    per_sm = np.bincount(t[:, 0], minlength=spec.sm_count)
+                rec = {"config": key, "K": K, "ctas_per_sm": k, "grid": grid, "cta_ns": float(np.median(durs)),
+                       "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(ends)),
+                       "max_ctas_on_an_sm": int(per_sm.max()), "l2": "warm (A and B resident)",
+                       "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "triton": __import__("triton").__version__, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                f.write(json.dumps(rec) + "\n")
+                f.flush()
+                log(f"{key} {k}/SM: CTA {rec['cta_ns'] / 1e3:.1f} us, {rec['cta_cycles'] / (K // cfg.BLOCK_K):.0f} "
+                    f"cycles per K step at {rec['cta_cycles'] / rec['cta_ns']:.2f} GHz")
+
+
+def load_records(path: str | Path) -> list[dict]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (`python3 -m validation.sm_side collect --out FILE` writes it)")
+    recs = []
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+            recs.append({k: r[k] for k in ("config", "K", "ctas_per_sm", "cta_ns", "cta_cycles", "max_ctas_on_an_sm")})
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}:{i}: not an sm_side record ({e}); re-collect it or remove the line") from None
+    return recs
+
+
+def report_rows(path: str | Path, calibration: str | None = "auto", gpu: str = "h200") -> list[dict]:
+    """Per record: measured cycles per K step and clock, and the model's SM-shared time per K step of the SM's k CTAs
+    (k x its per-CTA SM share, in its own clock, no chip-load slowdown: this launch leaves the chip's L2 nearly idle)."""
+    import hwspecs
+    from wavesim.calibration import load_calibration
+    from wavesim.kernels.gemm import GemmBatch, GemmParams, workload_arrays
+
+    spec = hwspecs.load_gpu(gpu)
+    params = load_calibration(calibration, spec.id) or GemmParams.priors()
+    rows = []
+    for r in load_records(path):
+        cfg = LaunchConfig.from_key(r["config"])
+        L = -(-r["K"] // cfg.BLOCK_K)
+        one = np.array([1.0])
+        w = workload_arrays(GemmBatch.build(spec, "bf16", one * cfg.BLOCK_M, one * cfg.BLOCK_N, one * r["K"], [cfg]),
+                            params)
+        shared = r["ctas_per_sm"] * float(w["compute_s"][0]) * spec.boost_clock_hz / L
+        measured = r["cta_cycles"] / L
+        rows.append({**r, "clock_ghz": r["cta_cycles"] / r["cta_ns"], "step_cycles": measured,
+                     "model_shared_cycles": shared, "model_over_measured": shared / measured})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.sm_side", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="trace every config at 1..max CTAs per SM on one tile (needs an NVIDIA GPU)")
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--reps", type=int, default=REPS)
+    r = sub.add_parser("report", help="measured cycles per K step beside the model's")
+    r.add_argument("file")
+    r.add_argument("--calibration", default="auto", help="auto (shipped), a file, or none (priors)")
+    r.add_argument("--gpu", default="h200")
+    a = ap.parse_args(argv)
+    if a.cmd == "collect":
+        collect(a.out, a.reps)
+        return 0
+    try:
+        rows = report_rows(a.file, None if a.calibration == "none" else a.calibration, a.gpu)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"validation.sm_side: {e}", file=sys.stderr)
+        return 2
+    for x in rows:
+        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM: CTA {x['cta_ns'] / 1e3:6.1f} us, {x['step_cycles']:5.0f} cycles "
+              f"per K step at {x['clock_ghz']:.2f} GHz (busiest SM held {x['max_ctas_on_an_sm']}); the model's SM-shared "
+              f"work of {x['ctas_per_sm']} CTAs {x['model_shared_cycles']:5.0f} (x{x['model_over_measured']:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
