@@ -248,3 +248,28 @@ def test_the_gpc_scope_probe_a_scattered_order_loses_the_grouped_gain_with_the_s
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         load_records(bad)
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_the_same_tile_probe_measures_each_tiles_sm_side_against_the_model(tmp_path):
+    """validation.sm_side on its committed H200 records (session 27): with every CTA on one tile from a warm L2, a K step
+    grows with the CTAs on the SM (one per SM fastest, the busiest SM holding exactly k), and the shipped model's
+    SM-shared work at a full SM is right for 64x128x64 and 128x128x64 but too cheap for 128x64x32."""
+    from pathlib import Path
+
+    from validation.sm_side import load_records, main, report_rows
+
+    path = Path(__file__).resolve().parents[1] / "validation/data/h200/sm_side/sm_side.jsonl"
+    rows = report_rows(path)
+    by = {(r["config"], r["ctas_per_sm"]): r for r in rows}
+    assert all(r["max_ctas_on_an_sm"] == r["ctas_per_sm"] for r in rows)
+    for cfg in {r["config"] for r in rows}:
+        steps = [by[cfg, k]["step_ns"] for k in range(1, 1 + max(k for c, k in by if c == cfg))]
+        assert all(b > a for a, b in zip(steps, steps[1:])), cfg
+    assert 0.9 < by["64x128x64_g8_w4_s3", 3]["model_over_measured_time"] < 1.1
+    assert 0.9 < by["128x128x64_g8_w4_s3", 2]["model_over_measured_time"] < 1.1
+    assert by["128x64x32_g8_w4_s3", 4]["model_over_measured_time"] < 0.85
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    with pytest.raises(ValueError, match="bad.jsonl:1"):
+        load_records(bad)
+    assert main(["report", str(tmp_path / "missing.jsonl")]) == 2

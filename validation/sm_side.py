@@ -5,9 +5,10 @@ per-CTA traces' first waves show (NOTES session 27), where the chip-wide L2 limi
 apart. Here every program of the traced kernel computes the same output tile (validation/kernels/gemm_trace.py
 SAME_TILE): 132 x k CTAs, k per SM, all reading the same few lines at the same K step from a warm L2 (no flush: A
 and B stay resident), so the L2 serves next to nothing while each SM runs k CTAs' math, loads and loop. Per config and k: the median CTA time, its in-kernel
-clock (%clock64 over %globaltimer) and its cycles per K step, beside the model's SM-shared work of k CTAs per K step
-(the shipped calibration, in its clock): where the SM is full the two should agree; at 1-2 CTAs the hardware's step is
-its latency chain, longer than the shared work.
+clock (%clock64 over %globaltimer) and its time per K step, beside the model's SM-shared work of k CTAs per K step
+(the shipped calibration; the model counts cycles of the boost clock, so its cycles are its time and the two are
+compared in time): where the SM is full the two should agree; at 1-2 CTAs the hardware's step is its latency chain,
+longer than the shared work.
 
 Collect (GPU): `python3 -m validation.sm_side collect --out FILE` (one JSON line per (config, k), written as it goes).
 Report (CPU): `python3 -m validation.sm_side report FILE [--calibration auto|FILE]`.
@@ -106,10 +107,12 @@ def report_rows(path: str | Path, calibration: str | None = "auto", gpu: str = "
         one = np.array([1.0])
         w = workload_arrays(GemmBatch.build(spec, "bf16", one * cfg.BLOCK_M, one * cfg.BLOCK_N, one * r["K"], [cfg]),
                             params)
-        shared = r["ctas_per_sm"] * float(w["compute_s"][0]) * spec.boost_clock_hz / L
+        shared_s = r["ctas_per_sm"] * float(w["compute_s"][0]) / L
         measured = r["cta_cycles"] / L
+        # the model counts cycles of the boost clock, so its cycles are its time: compare times, the clock aside
         rows.append({**r, "clock_ghz": r["cta_cycles"] / r["cta_ns"], "step_cycles": measured,
-                     "model_shared_cycles": shared, "model_over_measured": shared / measured})
+                     "step_ns": r["cta_ns"] / L, "model_shared_cycles": shared_s * spec.boost_clock_hz,
+                     "model_shared_ns": shared_s * 1e9, "model_over_measured_time": shared_s * 1e9 / (r["cta_ns"] / L)})
     return rows
 
 
@@ -128,14 +131,20 @@ def main(argv: list[str] | None = None) -> int:
         collect(a.out, a.reps)
         return 0
     try:
-        rows = report_rows(a.file, None if a.calibration == "none" else a.calibration, a.gpu)
+        from wavesim.calibration import load_calibration
+        from wavesim.kernels.gemm import GemmParams
+
+        cal = None if a.calibration == "none" else a.calibration
+        params = load_calibration(cal, a.gpu) or GemmParams.priors()
+        rows = report_rows(a.file, cal, a.gpu)
     except (ValueError, FileNotFoundError) as e:
         print(f"validation.sm_side: {e}", file=sys.stderr)
         return 2
     for x in rows:
-        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM: CTA {x['cta_ns'] / 1e3:6.1f} us, {x['step_cycles']:5.0f} cycles "
-              f"per K step at {x['clock_ghz']:.2f} GHz (busiest SM held {x['max_ctas_on_an_sm']}); the model's SM-shared "
-              f"work of {x['ctas_per_sm']} CTAs {x['model_shared_cycles']:5.0f} (x{x['model_over_measured']:.2f})")
+        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM (busiest SM {x['max_ctas_on_an_sm']}): CTA {x['cta_ns'] / 1e3:6.1f} us,"
+              f" K step {x['step_ns']:5.0f} ns = {x['step_cycles']:5.0f} cycles at {x['clock_ghz']:.2f} GHz; the model's "
+              f"SM-shared work of {x['ctas_per_sm']} CTAs {x['model_shared_ns']:5.0f} ns (x{x['model_over_measured_time']:.2f};"
+              f" its chip-load slowdown adds up to {params.load_slowdown:.0%})")
     return 0
 
 
