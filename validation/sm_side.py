@@ -31,9 +31,11 @@ CONFIGS = ("128x256x64_g8_w8_s3", "128x128x64_g8_w4_s3", "64x128x64_g8_w4_s3", "
            "128x64x32_g8_w4_s3", "32x64x64_g8_w4_s3", "64x64x32_g8_w4_s2")
 K_DEPTH = 4096
 REPS = 5
+RESIDENT_SPAN = 1.3   # a launch whose span exceeds this many CTA times did not hold all its CTAs at once
 
 
-def collect(out: Path, reps: int = REPS, log=print) -> None:
+def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = REPS, log=print) -> None:
+    """Every config (default CONFIGS) at 1..max CTAs/SM; a config that cannot compile or launch is logged and skipped."""
     import hwspecs
     import torch
 
@@ -44,13 +46,18 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
     gen = torch.Generator(device="cuda").manual_seed(0)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
-        for key in CONFIGS:
-            cfg = LaunchConfig.from_key(key)
+        for cfg in configs or [LaunchConfig.from_key(k) for k in CONFIGS]:
+            key = cfg.key
             M, N, K = cfg.BLOCK_M, cfg.BLOCK_N, K_DEPTH
             a = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
             b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
             c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
-            slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm
+            try:
+                slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm
+                _, tr = gemm_traced(a, b, cfg, c, same_tile_grid=spec.sm_count)
+            except Exception as e:  # noqa: BLE001  (a config the compiler or the card refuses: keep the others)
+                log(f"{key}: skipped ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"[:300])
+                continue
             for k in range(1, slots + 1):
                 grid = spec.sm_count * k
                 _, tr = gemm_traced(a, b, cfg, c, same_tile_grid=grid)   # compile, and bring A and B into the L2
@@ -85,7 +92,8 @@ def load_records(path: str | Path) -> list[dict]:
             continue
         try:
             r = json.loads(line)
-            recs.append({k: r[k] for k in ("config", "K", "ctas_per_sm", "cta_ns", "cta_cycles", "max_ctas_on_an_sm")})
+            recs.append({k: r[k] for k in ("config", "K", "ctas_per_sm", "cta_ns", "cta_cycles", "span_ns",
+                                           "max_ctas_on_an_sm")})
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise ValueError(f"{path}:{i}: not an sm_side record ({e}); re-collect it or remove the line") from None
     return recs
@@ -110,7 +118,9 @@ def report_rows(path: str | Path, calibration: str | None = "auto", gpu: str = "
         shared_s = r["ctas_per_sm"] * float(w["compute_s"][0]) / L
         measured = r["cta_cycles"] / L
         # the model counts cycles of the boost clock, so its cycles are its time: compare times, the clock aside
-        rows.append({**r, "clock_ghz": r["cta_cycles"] / r["cta_ns"], "step_cycles": measured,
+        # the traced kernel may fit fewer CTAs per SM than the plain one: then its k CTAs ran one after another
+        rows.append({**r, "all_resident": r["span_ns"] < RESIDENT_SPAN * r["cta_ns"],
+                     "clock_ghz": r["cta_cycles"] / r["cta_ns"], "step_cycles": measured,
                      "step_ns": r["cta_ns"] / L, "model_shared_cycles": shared_s * spec.boost_clock_hz,
                      "model_shared_ns": shared_s * 1e9, "model_over_measured_time": shared_s * 1e9 / (r["cta_ns"] / L)})
     return rows
@@ -121,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="trace every config at 1..max CTAs per SM on one tile (needs an NVIDIA GPU)")
     c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--configs", help="config space names (tuner/space.py), '+'-joined, or a JSONL file (default: the "
+                                     "staircase study's seven tiles)")
     c.add_argument("--reps", type=int, default=REPS)
     r = sub.add_parser("report", help="measured cycles per K step beside the model's")
     r.add_argument("file")
@@ -128,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--gpu", default="h200")
     a = ap.parse_args(argv)
     if a.cmd == "collect":
-        collect(a.out, a.reps)
+        from tuner.space import load_space
+
+        collect(a.out, load_space(a.configs) if a.configs else None, a.reps)
         return 0
     try:
         from wavesim.calibration import load_calibration
@@ -144,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{x['config']:22s} {x['ctas_per_sm']}/SM (busiest SM {x['max_ctas_on_an_sm']}): CTA {x['cta_ns'] / 1e3:6.1f} us,"
               f" K step {x['step_ns']:5.0f} ns = {x['step_cycles']:5.0f} cycles at {x['clock_ghz']:.2f} GHz; the model's "
               f"SM-shared work of {x['ctas_per_sm']} CTAs {x['model_shared_ns']:5.0f} ns (x{x['model_over_measured_time']:.2f};"
-              f" its chip-load slowdown adds up to {params.load_slowdown:.0%})")
+              f" its chip-load slowdown adds up to {params.load_slowdown:.0%})"
+              + ("" if x["all_resident"] else "  [not all resident: the traced kernel fits fewer]"))
     return 0
 
 
