@@ -256,7 +256,7 @@ def test_the_same_tile_probe_measures_each_tiles_sm_side_against_the_model(tmp_p
     SM-shared work at a full SM is right for 64x128x64 and 128x128x64 but too cheap for 128x64x32."""
     from pathlib import Path
 
-    from validation.sm_side import load_records, main, report_rows
+    from validation.sm_side import full_sm_ratios, load_records, main, report_rows
 
     path = Path(__file__).resolve().parents[1] / "validation/data/h200/sm_side/sm_side.jsonl"
     rows = report_rows(path)
@@ -268,6 +268,8 @@ def test_the_same_tile_probe_measures_each_tiles_sm_side_against_the_model(tmp_p
     assert 0.9 < by["64x128x64_g8_w4_s3", 3]["model_over_measured_time"] < 1.1
     assert 0.9 < by["128x128x64_g8_w4_s3", 2]["model_over_measured_time"] < 1.1
     assert by["128x64x32_g8_w4_s3", 4]["model_over_measured_time"] < 0.85
+    broad = full_sm_ratios(report_rows(path.with_name("sm_side_broad.jsonl")))
+    assert len(broad) >= 170 and 0.8 < np.median(broad) < 1.0 and np.percentile(broad, 90) > 1.1
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     with pytest.raises(ValueError, match="bad.jsonl:1"):
