@@ -133,19 +133,9 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
 
 # ============================================================================ report (CPU)
 def load_records(path: str | Path) -> list[dict]:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (`python3 -m validation.gpc_scope collect --out FILE` writes it)")
-    recs = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-            recs.append({k: r[k] for k in ("N", "K", "M", "config", "order", "stride", "ms")})
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise ValueError(f"{path}:{i}: not a gpc_scope record ({e}); re-collect it or remove the line") from None
-    return recs
+    from wavetune.records import read_probe_records
+
+    return read_probe_records(path, ("N", "K", "M", "config", "order", "stride", "ms"), "python3 -m validation.gpc_scope collect --out FILE")
 
 
 def report_rows(path: str | Path, gpu: str = "h200") -> list[dict]:

@@ -84,20 +84,9 @@ def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = RE
 
 
 def load_records(path: str | Path) -> list[dict]:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (`python3 -m validation.sm_side collect --out FILE` writes it)")
-    recs = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-            recs.append({k: r[k] for k in ("config", "K", "ctas_per_sm", "cta_ns", "cta_cycles", "span_ns",
-                                           "max_ctas_on_an_sm")})
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise ValueError(f"{path}:{i}: not an sm_side record ({e}); re-collect it or remove the line") from None
-    return recs
+    from wavetune.records import read_probe_records
+
+    return read_probe_records(path, ("config", "K", "ctas_per_sm", "cta_ns", "cta_cycles", "span_ns", "max_ctas_on_an_sm"), "python3 -m validation.sm_side collect --out FILE")
 
 
 def report_rows(path: str | Path, calibration: str | None = "auto", gpu: str = "h200") -> list[dict]:

@@ -107,3 +107,20 @@ def read_jsonl_file(path: str | Path) -> list[dict[str, Any]]:
                 raise ValueError(f"{obj.error}; fix or remove that line")
             out.append(obj)
     return out
+
+
+def read_probe_records(path: str | Path, fields: tuple[str, ...], what: str) -> list[dict[str, Any]]:
+    """The `fields` of every record of a probe's JSONL file (validation.gpc_scope, validation.sm_side): a missing file
+    names the command that writes it (`what`), a bad line or a record without a field names the file and line."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such file (`{what}` writes it)")
+    out = []
+    with open_text(path) as f:
+        for lineno, obj in iter_jsonl(f, str(path)):
+            if isinstance(obj, BadLine):
+                raise ValueError(f"{obj.error}; re-collect it or remove that line")
+            missing = [k for k in fields if k not in obj]
+            if missing:
+                raise ValueError(f"{path}:{lineno}: the record lacks {missing}; re-collect it or remove that line")
+            out.append({k: obj[k] for k in fields})
+    return out
