@@ -1,9 +1,9 @@
 """What one SM's co-resident CTAs cost each other with the L2 out of the way (session 27).
 
 In a real launch the chip-wide L2 limit and the SM side cannot be told apart. Here every program of the traced kernel
-computes the same output tile (validation/kernels/gemm_trace.py SAME_TILE): 132 x k CTAs, k per SM, all reading the
-same few lines at the same K step from a warm L2 (no flush: A and B stay resident), so the L2 serves next to nothing
-while each SM runs k CTAs' math, loads and loop. Per config and k the report gives the median CTA time, its in-kernel
+computes the same output tile (validation/kernels/gemm_trace.py, `programs` with C of one tile): 132 x k CTAs, k per
+SM, all reading the same few lines at the same K step from a warm L2 (no flush: A and B stay resident), so the L2
+serves next to nothing while each SM runs k CTAs' math, loads and loop. Per config and k the report gives the median CTA time, its in-kernel
 clock (%clock64 over %globaltimer) and its time per K step, beside the model (the shipped calibration): its SM-shared
 work of k CTAs per K step (the model counts cycles of the boost clock, so its cycles are its time and the two are
 compared in time), and its CTA time for this launch with the L2 and DRAM taken out (its SM side alone).
@@ -55,17 +55,17 @@ def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = RE
             c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
             try:
                 slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm
-                _, tr = gemm_traced(a, b, cfg, c, same_tile_grid=spec.sm_count)
+                _, tr = gemm_traced(a, b, cfg, c, programs=spec.sm_count)
             except Exception as e:  # noqa: BLE001  (a config the compiler or the card refuses: keep the others)
                 log(f"{key}: skipped ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"[:300])
                 continue
             for k in range(1, slots + 1):
                 grid = spec.sm_count * k
-                _, tr = gemm_traced(a, b, cfg, c, same_tile_grid=grid)   # compile, and bring A and B into the L2
+                _, tr = gemm_traced(a, b, cfg, c, programs=grid)   # compile, and bring A and B into the L2
                 torch.cuda.synchronize()
                 durs, cycles, ends = [], [], []
                 for _ in range(reps):   # no flush: A and B stay in the L2, so no K step waits on DRAM
-                    gemm_traced(a, b, cfg, c, tr, same_tile_grid=grid)
+                    gemm_traced(a, b, cfg, c, tr, programs=grid)
                     torch.cuda.synchronize()
                     t = tr.cpu().numpy()
                     durs.append(float(np.median(t[:, 2] - t[:, 1])))
