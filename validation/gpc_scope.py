@@ -62,14 +62,16 @@ def least_shared_stride(M: int, N: int, cfg: LaunchConfig, sm_count: int, slots:
     return -max(shares)[1]
 
 
-def lockstep_gpc_share(M: int, N: int, cfg: LaunchConfig, stride: int, sm_count: int, slots: int) -> float:
+def lockstep_gpc_share(M: int, N: int, cfg: LaunchConfig, stride: int, sm_count: int, slots: int,
+                       programs: int | None = None) -> float:
     """Distinct tile bytes over raw tile bytes of the first wave's CTAs within each GPC, dispatched GPC-major (rounds
-    of sm_count programs, GPC_SMS consecutive programs per GPC per round), programs i -> tile (i x stride) mod G."""
+    of sm_count programs, GPC_SMS consecutive programs per GPC per round), programs i -> tile (i x stride) mod G (the
+    G tiles of C; `programs`, default G, may differ: validation/l2_probe.py runs more programs than tiles)."""
     from validation.first_wave import grouped_tiles
 
     npm, npn = -(-M // cfg.BLOCK_M), -(-N // cfg.BLOCK_N)
     G = npm * npn
-    W = min(G, sm_count * slots)
+    W = min(programs or G, sm_count * slots)
     distinct = raw = 0
     for first in range(0, sm_count, GPC_SMS):
         n = min(GPC_SMS, sm_count - first)

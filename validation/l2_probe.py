@@ -1,0 +1,133 @@
+"""The L2's two limits with DRAM out of the way (session 27): raw requests, and bytes after a GPC's coalescing.
+
+The clean per-CTA traces show L2-bound launches held by about 130 k L2 requests per us (128x64x32's launch time is
+proportional to its CTAs) or by about 7.6 TB/s of bytes that one GPC's CTAs do not share (NOTES session 27), but in
+those launches DRAM, the clock and the SM side move too. Here the traced kernel runs 132 x k programs over a resident
+set of tiles (A and B together 24 MB, warm in the 60 MB L2, no flush), program i computing tile (i x stride) mod T
+(validation/kernels/gemm_trace.py `programs`, `tile_stride`): with stride 1 the programs one GPC receives share A's
+rows and B's columns as in the grouped order; with a scattering stride they share nothing. Per config, k and order:
+the CTA time, its clock, the launch's raw request and byte rates, and the first wave's lockstep per-GPC share
+(validation.gpc_scope.lockstep_gpc_share). The same-tile probe (validation/sm_side.py) is the SM side alone.
+
+Collect (GPU): `python3 -m validation.l2_probe collect --out FILE`. Report (CPU): `python3 -m validation.l2_probe report
+FILE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from wavetune.config import LaunchConfig
+
+# The staircase study's L2-heavy tiles; C of M x N = 1024 x 2048 (A 8 MB + B 16 MB at K = 4096 stay in the L2).
+CONFIGS = ("64x128x64_g8_w4_s3", "64x64x64_g8_w4_s4", "128x64x32_g8_w4_s3", "128x128x64_g8_w4_s3")
+M_RES, N_RES, K_DEPTH = 1024, 2048, 4096
+REPS = 5
+
+
+def collect(out: Path, reps: int = REPS, log=print) -> None:
+    import hwspecs
+    import torch
+
+    from validation.gpc_scope import scatter_stride
+    from validation.kernels.gemm import grid_size
+    from validation.kernels.gemm_trace import gemm_traced
+    from wavesim.kernels.gemm import config_occupancy
+
+    spec = hwspecs.load_gpu("h200")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn((M_RES, K_DEPTH), device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn((K_DEPTH, N_RES), device="cuda", generator=gen).to(torch.bfloat16)
+    c = torch.empty((M_RES, N_RES), device="cuda", dtype=torch.bfloat16)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a") as f:
+        for key in CONFIGS:
+            cfg = LaunchConfig.from_key(key)
+            tiles = grid_size(M_RES, N_RES, cfg)
+            slots = config_occupancy(spec, cfg, "bf16", N_RES, K_DEPTH)[0].ctas_per_sm
+            for k in range(1, slots + 1):
+                programs = spec.sm_count * k
+                for stride in (1, scatter_stride(tiles)):
+                    _, tr = gemm_traced(a, b, cfg, c, programs=programs, tile_stride=stride)  # compile, warm the L2
+                    torch.cuda.synchronize()
+                    durs, cycles, spans = [], [], []
+                    for _ in range(reps):   # no flush: A and B stay in the L2
+                        gemm_traced(a, b, cfg, c, tr, programs=programs, tile_stride=stride)
+                        torch.cuda.synchronize()
+                        t = tr.cpu().numpy()
+                        durs.append(float(np.median(t[:, 2] - t[:, 1])))
+                        cycles.append(float(np.median(t[:, 4] - t[:, 3])))
+                        spans.append(float(t[:, 2].max() - t[:, 1].min()))
+                    rec = {"config": key, "M": M_RES, "N": N_RES, "K": K_DEPTH, "tiles": tiles, "ctas_per_sm": k,
+                           "programs": programs, "stride": stride, "cta_ns": float(np.median(durs)),
+                           "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(spans)),
+                           "l2": "warm (A and B resident)", "gpu": torch.cuda.get_device_name(),
+                           "torch": torch.__version__, "triton": __import__("triton").__version__,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                    f.write(json.dumps(rec) + "\n")
+                    f.flush()
+                    log(f"{key} {k}/SM stride {stride}: CTA {rec['cta_ns'] / 1e3:.1f} us, span {rec['span_ns'] / 1e3:.1f} us")
+
+
+def load_records(path: str | Path) -> list[dict]:
+    from wavetune.records import read_probe_records
+
+    return read_probe_records(path, ("config", "M", "N", "K", "tiles", "ctas_per_sm", "programs", "stride", "cta_ns",
+                                     "cta_cycles", "span_ns"), "python3 -m validation.l2_probe collect --out FILE")
+
+
+def report_rows(path: str | Path, gpu: str = "h200") -> list[dict]:
+    """Per record: the launch's raw L2 request and byte rates over its span, its clock and the first wave's lockstep
+    per-GPC share of its order."""
+    import hwspecs
+    from validation.gpc_scope import lockstep_gpc_share
+    from wavesim.kernels.gemm import l2_requests_per_k_step
+
+    spec = hwspecs.load_gpu(gpu)
+    rows = []
+    for r in load_records(path):
+        cfg = LaunchConfig.from_key(r["config"])
+        L = -(-r["K"] // cfg.BLOCK_K)
+        requests = r["programs"] * L * l2_requests_per_k_step(cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K, 2,
+                                                               spec.arch.cache_line_bytes)
+        raw_bytes = r["programs"] * L * (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * 2
+        share = lockstep_gpc_share(r["M"], r["N"], cfg, r["stride"], spec.sm_count, r["ctas_per_sm"], r["programs"])
+        rows.append({**r, "clock_ghz": r["cta_cycles"] / r["cta_ns"], "requests_per_us": requests / r["span_ns"] * 1e3,
+                     "raw_tb_per_s": raw_bytes / r["span_ns"] / 1e3, "gpc_share": share,
+                     "coalesced_tb_per_s": raw_bytes * share / r["span_ns"] / 1e3})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.l2_probe", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="trace each config at 1..max CTAs/SM in two orders (needs an NVIDIA GPU)")
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--reps", type=int, default=REPS)
+    r = sub.add_parser("report", help="each launch's L2 request and byte rates beside its per-GPC share")
+    r.add_argument("file")
+    r.add_argument("--gpu", default="h200")
+    a = ap.parse_args(argv)
+    if a.cmd == "collect":
+        collect(a.out, a.reps)
+        return 0
+    try:
+        rows = report_rows(a.file, a.gpu)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"validation.l2_probe: {e}", file=sys.stderr)
+        return 2
+    for x in rows:
+        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM stride {x['stride']:4d}: CTA {x['cta_ns'] / 1e3:6.1f} us at "
+              f"{x['clock_ghz']:.2f} GHz, span {x['span_ns'] / 1e3:6.1f} us; {x['requests_per_us'] / 1e3:6.1f} k requests/us,"
+              f" {x['raw_tb_per_s']:5.1f} TB/s raw; per-GPC share {x['gpc_share']:.2f} -> {x['coalesced_tb_per_s']:4.1f} TB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
