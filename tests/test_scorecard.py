@@ -275,3 +275,24 @@ def test_the_same_tile_probe_measures_each_tiles_sm_side_against_the_model(tmp_p
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         load_records(bad)
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_the_l2_probe_a_scattered_order_over_a_resident_tile_set_costs_the_l2_heavy_tiles_most(tmp_path):
+    """validation.l2_probe on its committed H200 records (session 27): with A and B resident in the L2, scattering the
+    programs over the tile set costs 64x128x64 and 64x64x64 s4 at a full SM 1.5x or more per CTA, and 128x64x32, which
+    runs at the L2 request ceiling either way, about 1.1x."""
+    from pathlib import Path
+
+    from validation.l2_probe import load_records, main, report_rows
+
+    rows = report_rows(Path(__file__).resolve().parents[1] / "validation/data/h200/l2_probe/l2_probe.jsonl")
+    cta = {(r["config"].split("_")[0], r["ctas_per_sm"], r["stride"] == 1): r for r in rows}
+    assert cta["64x128x64", 3, False]["cta_ns"] > 1.5 * cta["64x128x64", 3, True]["cta_ns"]
+    assert cta["64x64x64", 3, False]["cta_ns"] > 1.5 * cta["64x64x64", 3, True]["cta_ns"]
+    assert 1.0 < cta["128x64x32", 4, False]["cta_ns"] / cta["128x64x32", 4, True]["cta_ns"] < 1.2
+    assert all(100e3 < cta["128x64x32", k, True]["requests_per_us"] < 140e3 for k in (2, 3, 4))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"config": "64x128x64_g8_w4_s3"}\n')
+    with pytest.raises(ValueError, match="bad.jsonl:1"):
+        load_records(bad)
+    assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
