@@ -63,10 +63,11 @@ def least_shared_stride(M: int, N: int, cfg: LaunchConfig, sm_count: int, slots:
 
 
 def lockstep_gpc_share(M: int, N: int, cfg: LaunchConfig, stride: int, sm_count: int, slots: int,
-                       programs: int | None = None) -> float:
+                       programs: int | None = None, block: int = 1) -> float:
     """Distinct tile bytes over raw tile bytes of the first wave's CTAs within each GPC, dispatched GPC-major (rounds
     of sm_count programs, GPC_SMS consecutive programs per GPC per round), programs i -> tile (i x stride) mod G (the
-    G tiles of C; `programs`, default G, may differ: validation/l2_probe.py runs more programs than tiles)."""
+    G tiles of C; `programs`, default G, may differ: validation/l2_probe.py runs more programs than tiles; with `block`
+    b, blocks of b consecutive programs keep their tiles and the blocks are permuted by the stride)."""
     from validation.first_wave import grouped_tiles
 
     npm, npn = -(-M // cfg.BLOCK_M), -(-N // cfg.BLOCK_N)
@@ -79,7 +80,7 @@ def lockstep_gpc_share(M: int, N: int, cfg: LaunchConfig, stride: int, sm_count:
         prog = prog[prog < W]
         if prog.size == 0:
             continue
-        pm, pn = grouped_tiles(prog * stride % G, npm, npn, cfg.GROUP_M)
+        pm, pn = grouped_tiles((prog // block) * stride % (G // block) * block + prog % block, npm, npn, cfg.GROUP_M)
         distinct += len(np.unique(pm)) * cfg.BLOCK_M + len(np.unique(pn)) * cfg.BLOCK_N
         raw += prog.size * (cfg.BLOCK_M + cfg.BLOCK_N)
     return distinct / raw

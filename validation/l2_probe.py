@@ -75,11 +75,62 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
                     log(f"{key} {k}/SM stride {stride}: CTA {rec['cta_ns'] / 1e3:.1f} us, span {rec['span_ns'] / 1e3:.1f} us")
 
 
+# The block study: which neighbours in the dispatch order must share tiles for the grouped order's speed. Blocks of b
+# consecutive programs keep the grouped order's tiles (b = 2: the two SMs of a TPC share a B column) and the blocks are
+# scattered; b = 1 scatters every program, the canonical order is one block of all the tiles.
+BLOCK_CONFIGS = ("64x128x64_g8_w4_s3", "64x64x64_g8_w4_s4")
+BLOCK_SIZES = (1, 2, 4, 8, 16, 32)
+
+
+def collect_blocks(out: Path, reps: int = REPS, log=print) -> None:
+    import hwspecs
+    import torch
+
+    from validation.gpc_scope import scatter_stride
+    from validation.kernels.gemm import grid_size
+    from validation.kernels.gemm_trace import gemm_traced
+    from wavesim.kernels.gemm import config_occupancy
+
+    spec = hwspecs.load_gpu("h200")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn((M_RES, K_DEPTH), device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn((K_DEPTH, N_RES), device="cuda", generator=gen).to(torch.bfloat16)
+    c = torch.empty((M_RES, N_RES), device="cuda", dtype=torch.bfloat16)
+    with out.open("a") as f:
+        for key in BLOCK_CONFIGS:
+            cfg = LaunchConfig.from_key(key)
+            tiles = grid_size(M_RES, N_RES, cfg)
+            k = config_occupancy(spec, cfg, "bf16", N_RES, K_DEPTH)[0].ctas_per_sm
+            programs = spec.sm_count * k
+            for block in (*BLOCK_SIZES, tiles):
+                stride = 1 if block == tiles else scatter_stride(tiles // block)
+                _, tr = gemm_traced(a, b, cfg, c, programs=programs, tile_stride=stride, tile_block=block)
+                torch.cuda.synchronize()
+                durs, cycles, spans = [], [], []
+                for _ in range(reps):
+                    gemm_traced(a, b, cfg, c, tr, programs=programs, tile_stride=stride, tile_block=block)
+                    torch.cuda.synchronize()
+                    t = tr.cpu().numpy()
+                    durs.append(float(np.median(t[:, 2] - t[:, 1])))
+                    cycles.append(float(np.median(t[:, 4] - t[:, 3])))
+                    spans.append(float(t[:, 2].max() - t[:, 1].min()))
+                rec = {"config": key, "M": M_RES, "N": N_RES, "K": K_DEPTH, "tiles": tiles, "ctas_per_sm": k,
+                       "programs": programs, "stride": stride, "tile_block": block, "cta_ns": float(np.median(durs)),
+                       "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(spans)),
+                       "l2": "warm (A and B resident)", "gpu": torch.cuda.get_device_name(),
+                       "torch": torch.__version__, "triton": __import__("triton").__version__,
+                       "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                f.write(json.dumps(rec) + "\n")
+                f.flush()
+                log(f"{key} {k}/SM blocks of {block} (stride {stride}): CTA {rec['cta_ns'] / 1e3:.1f} us")
+
+
 def load_records(path: str | Path) -> list[dict]:
     from wavetune.records import read_probe_records
 
     return read_probe_records(path, ("config", "M", "N", "K", "tiles", "ctas_per_sm", "programs", "stride", "cta_ns",
-                                     "cta_cycles", "span_ns"), "python3 -m validation.l2_probe collect --out FILE")
+                                     "cta_cycles", "span_ns"), "python3 -m validation.l2_probe collect --out FILE",
+                              optional={"tile_block": 1})
 
 
 def report_rows(path: str | Path, gpu: str = "h200") -> list[dict]:
@@ -97,7 +148,8 @@ def report_rows(path: str | Path, gpu: str = "h200") -> list[dict]:
         requests = r["programs"] * L * l2_requests_per_k_step(cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K, 2,
                                                                spec.arch.cache_line_bytes)
         raw_bytes = r["programs"] * L * (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * 2
-        share = lockstep_gpc_share(r["M"], r["N"], cfg, r["stride"], spec.sm_count, r["ctas_per_sm"], r["programs"])
+        share = lockstep_gpc_share(r["M"], r["N"], cfg, r["stride"], spec.sm_count, r["ctas_per_sm"], r["programs"],
+                                   r["tile_block"])
         rows.append({**r, "clock_ghz": r["cta_cycles"] / r["cta_ns"], "requests_per_us": requests / r["span_ns"] * 1e3,
                      "raw_tb_per_s": raw_bytes / r["span_ns"] / 1e3, "gpc_share": share,
                      "coalesced_tb_per_s": raw_bytes * share / r["span_ns"] / 1e3})
@@ -110,12 +162,15 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("collect", help="trace each config at 1..max CTAs/SM in two orders (needs an NVIDIA GPU)")
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--reps", type=int, default=REPS)
+    cb = sub.add_parser("collect-blocks", help="scatter blocks of 1..32 consecutive programs (needs an NVIDIA GPU)")
+    cb.add_argument("--out", type=Path, required=True)
+    cb.add_argument("--reps", type=int, default=REPS)
     r = sub.add_parser("report", help="each launch's L2 request and byte rates beside its per-GPC share")
     r.add_argument("file")
     r.add_argument("--gpu", default="h200")
     a = ap.parse_args(argv)
-    if a.cmd == "collect":
-        collect(a.out, a.reps)
+    if a.cmd in ("collect", "collect-blocks"):
+        (collect if a.cmd == "collect" else collect_blocks)(a.out, a.reps)
         return 0
     try:
         rows = report_rows(a.file, a.gpu)
@@ -123,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"validation.l2_probe: {e}", file=sys.stderr)
         return 2
     for x in rows:
-        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM stride {x['stride']:4d}: CTA {x['cta_ns'] / 1e3:6.1f} us at "
+        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM stride {x['stride']:4d} blocks {x['tile_block']:3d}: CTA {x['cta_ns'] / 1e3:6.1f} us at "
               f"{x['clock_ghz']:.2f} GHz, span {x['span_ns'] / 1e3:6.1f} us; {x['requests_per_us'] / 1e3:6.1f} k requests/us,"
               f" {x['raw_tb_per_s']:5.1f} TB/s raw; per-GPC share {x['gpc_share']:.2f} -> {x['coalesced_tb_per_s']:4.1f} TB/s")
     return 0

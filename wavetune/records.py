@@ -109,9 +109,11 @@ def read_jsonl_file(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def read_probe_records(path: str | Path, fields: tuple[str, ...], what: str) -> list[dict[str, Any]]:
-    """The `fields` of every record of a probe's JSONL file (validation.gpc_scope, validation.sm_side): a missing file
-    names the command that writes it (`what`), a bad line or a record without a field names the file and line."""
+def read_probe_records(path: str | Path, fields: tuple[str, ...], what: str,
+                       optional: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The `fields` of every record of a probe's JSONL file (validation.gpc_scope, sm_side, l2_probe), and the
+    `optional` ones with their defaults where a record lacks them: a missing file names the command that writes it
+    (`what`), a bad line or a record without a field names the file and line."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no such file (`{what}` writes it)")
     out = []
@@ -122,5 +124,5 @@ def read_probe_records(path: str | Path, fields: tuple[str, ...], what: str) -> 
             missing = [k for k in fields if k not in obj]
             if missing:
                 raise ValueError(f"{path}:{lineno}: the record lacks {missing}; re-collect it or remove that line")
-            out.append({k: obj[k] for k in fields})
+            out.append({**{k: obj[k] for k in fields}, **{k: obj.get(k, v) for k, v in (optional or {}).items()}})
     return out

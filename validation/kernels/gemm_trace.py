@@ -31,7 +31,7 @@ def smid():
 def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
                        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                       GROUP_M: tl.constexpr, steps_ptr, RECORD_STEPS: tl.constexpr, TILE_STRIDE,
+                       GROUP_M: tl.constexpr, steps_ptr, RECORD_STEPS: tl.constexpr, TILE_STRIDE, TILE_BLOCK,
                        MAPPED: tl.constexpr):
     pid = tl.program_id(axis=0)
     row = trace_ptr + pid.to(tl.int64) * 5
@@ -40,12 +40,14 @@ def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
     # 32x64x64 s2 still 72 against 64, so it runs 7 CTAs/SM traced where the plain kernel runs 8)
     tl.store(row + 1, read_u64("%globaltimer"))
     tl.store(row + 3, read_u64("%clock64"))
-    # MAPPED: program i computes tile (i x TILE_STRIDE) mod the tiles of C, for any number of programs (the probes:
-    # validation/sm_side.py puts every program on C's one tile, validation/l2_probe.py on a resident set of tiles)
+    # MAPPED: blocks of TILE_BLOCK consecutive programs keep their tiles' order and the blocks are permuted: program i
+    # computes tile ((i // TILE_BLOCK) x TILE_STRIDE mod (tiles / TILE_BLOCK)) x TILE_BLOCK + i mod TILE_BLOCK, for any
+    # number of programs (the probes: validation/sm_side.py puts every program on C's one tile, validation/l2_probe.py
+    # on a resident set of tiles)
     tile = pid
     if MAPPED:
-        tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
-        tile = (pid.to(tl.int64) * TILE_STRIDE % tiles).to(tl.int32)
+        blocks = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N) // TILE_BLOCK
+        tile = ((pid // TILE_BLOCK).to(tl.int64) * TILE_STRIDE % blocks).to(tl.int32) * TILE_BLOCK + pid % TILE_BLOCK
     gemm_tile(tile, a_ptr, b_ptr, c_ptr, M, N, K,
               stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
               steps_ptr + pid.to(tl.int64) * tl.cdiv(K, BLOCK_K), RECORD_STEPS)
@@ -55,11 +57,12 @@ def gemm_kernel_traced(a_ptr, b_ptr, c_ptr, trace_ptr, M, N, K,
 
 
 def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None, programs: int | None = None,
-                tile_stride: int = 1):
+                tile_stride: int = 1, tile_block: int = 1):
     """C = A @ B like validation.kernels.gemm.gemm, also filling `trace` (int64, grid x 5, TRACE_FIELDS) and, when
     given, `steps` (int64, grid x ceil(K / BLOCK_K): %clock64 after each K step); returns (C, trace). With `programs`,
-    that many programs run instead of one per tile, program i computing tile (i x tile_stride) mod C's tiles (several
-    programs may compute the same tile; the probes use this)."""
+    that many programs run instead of one per tile, program i computing tile (i x tile_stride) mod C's tiles, or with
+    tile_block b, blocks of b consecutive programs keeping their tiles' order and the blocks permuted by tile_stride
+    (several programs may compute the same tile; the probes use this)."""
     import torch
 
     M, K = a.shape
@@ -74,6 +77,6 @@ def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None, program
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
         BLOCK_M=cfg.BLOCK_M, BLOCK_N=cfg.BLOCK_N, BLOCK_K=cfg.BLOCK_K, GROUP_M=cfg.GROUP_M,
         steps_ptr=trace if steps is None else steps, RECORD_STEPS=steps is not None,
-        TILE_STRIDE=tile_stride, MAPPED=programs is not None,
+        TILE_STRIDE=tile_stride, TILE_BLOCK=tile_block, MAPPED=programs is not None,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     return c, trace

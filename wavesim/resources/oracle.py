@@ -203,7 +203,7 @@ def _compile(config: LaunchConfig, arch: str, dtype: str, problem: tuple[int, in
         i64 = _Pointer(tl.int64)
         args = (a, b, c, i64, *args[3:])
         kwargs.update(steps_ptr=i64, RECORD_STEPS=traced == "steps", TILE_STRIDE=1,
-                      MAPPED=False)
+                      TILE_BLOCK=1, MAPPED=False)
     # JITFunction.run adds these two before binding (jit.py); debug defaults to off.
     kwargs["debug"] = False
     kwargs["instrumentation_mode"] = triton.knobs.compilation.instrumentation_mode
