@@ -291,6 +291,10 @@ def test_the_l2_probe_a_scattered_order_over_a_resident_tile_set_costs_the_l2_he
     assert cta["64x64x64", 3, False]["cta_ns"] > 1.5 * cta["64x64x64", 3, True]["cta_ns"]
     assert 1.0 < cta["128x64x32", 4, False]["cta_ns"] / cta["128x64x32", 4, True]["cta_ns"] < 1.2
     assert all(100e3 < cta["128x64x32", k, True]["requests_per_us"] < 140e3 for k in (2, 3, 4))
+    # the block study: blocks of 4 consecutive programs keep most of the grouped gain, single programs none of it
+    blocks = {r["tile_block"]: r["cta_ns"] for r in report_rows(Path(__file__).resolve().parents[1]
+              / "validation/data/h200/l2_probe/l2_blocks.jsonl") if r["config"].startswith("64x128x64")}
+    assert blocks[1] > 1.5 * blocks[256] and blocks[4] < 1.1 * blocks[256] and blocks[1] > blocks[2] > blocks[4]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"config": "64x128x64_g8_w4_s3"}\n')
     with pytest.raises(ValueError, match="bad.jsonl:1"):
