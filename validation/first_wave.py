@@ -21,7 +21,8 @@ generation's tile bytes that are distinct within each GPC, and the time-resolved
 once per GPC among the CTAs reading the same tile within COALESCE_STEPS of the same K step, progress taken as linear
 over each CTA's life). On the 7168^2 grouping traces, 64x128x64's grouped first waves run at a time-resolved share of
 0.26-0.30 (65-68 us), their later generations at 0.60-0.72 (87-105 us), and GROUP_M 1 at 0.70-0.79 in every
-generation (98-108 us): the L2-bound generations take about 143 us x the share.
+generation (98-108 us): the L2-bound generations take about 143 us x the share. (The share is counted over a GPC; the
+L2 probe's block study, validation/l2_probe.py, finds the coalescing among about four neighbouring programs.)
 
     python3 -m validation.first_wave [--gpu h200] [--group six_clean] [--calibration auto|FILE]
     python3 -m validation.first_wave --traces validation/data/h200/traces/trace_grouping_7168x7168.npz [--gpc [--only S]]

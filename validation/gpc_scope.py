@@ -5,7 +5,8 @@ grouped order's first wave running a third faster than GROUP_M 1 while both have
 gain comes from CTAs of one GPC reading the same lines at the same time (served once), scattering the program order
 (validation/kernels/gemm_permuted.py: program i takes tile (i x stride) mod G) must take it away even in a launch of
 one wave, whose set of tiles in flight does not change; if it came from the chip-wide set of tiles, the order would
-not matter there.
+not matter there. (It does: 1.25-1.6x. The L2 probe's block study, validation/l2_probe.py, then put the scope at about
+four neighbouring programs, two TPCs, rather than a whole GPC.)
 
 Collect (GPU): `python3 -m validation.gpc_scope collect --out FILE` times every case of CASES in each order after a
 clean L2 eviction (`validation.profiler`'s read flush): the canonical kernel, and the permuted one at stride 1, at the
