@@ -21,8 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from wavetune.config import LaunchConfig
 
 # The staircase study's L2-heavy tiles; C of M x N = 1024 x 2048 (A 8 MB + B 16 MB at K = 4096 stay in the L2).
@@ -31,48 +29,48 @@ M_RES, N_RES, K_DEPTH = 1024, 2048, 4096
 REPS = 5
 
 
-def collect(out: Path, reps: int = REPS, log=print) -> None:
-    import hwspecs
+def _resident_operands():
+    """A (M_RES x K_DEPTH) and B (K_DEPTH x N_RES), seeded, and C: 24 MB of operands that stay in the H200's L2."""
     import torch
 
-    from validation.gpc_scope import scatter_stride
-    from validation.kernels.gemm import grid_size
-    from validation.kernels.gemm_trace import gemm_traced
-    from wavesim.kernels.gemm import config_occupancy
-
-    spec = hwspecs.load_gpu("h200")
     gen = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn((M_RES, K_DEPTH), device="cuda", generator=gen).to(torch.bfloat16)
     b = torch.randn((K_DEPTH, N_RES), device="cuda", generator=gen).to(torch.bfloat16)
-    c = torch.empty((M_RES, N_RES), device="cuda", dtype=torch.bfloat16)
+    return a, b, torch.empty((M_RES, N_RES), device="cuda", dtype=torch.bfloat16)
+
+
+def _measure(f, operands, cfg: LaunchConfig, k: int, programs: int, stride: int, block: int, reps: int, log) -> None:
+    """One launch setting traced (warm_trace_medians) and appended to `f` as a JSON line."""
+    from validation.kernels.gemm import grid_size
+    from validation.kernels.gemm_trace import warm_trace_medians
+
+    rec = {"config": cfg.key, "M": M_RES, "N": N_RES, "K": K_DEPTH, "tiles": grid_size(M_RES, N_RES, cfg),
+           "ctas_per_sm": k, "programs": programs, "stride": stride, "tile_block": block,
+           **warm_trace_medians(*operands[:2], cfg, operands[2], programs, reps, stride, block),
+           "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    f.write(json.dumps(rec) + "\n")
+    f.flush()
+    log(f"{cfg.key} {k}/SM stride {stride} blocks of {block}: CTA {rec['cta_ns'] / 1e3:.1f} us, "
+        f"span {rec['span_ns'] / 1e3:.1f} us")
+
+
+def collect(out: Path, reps: int = REPS, log=print) -> None:
+    import hwspecs
+
+    from validation.gpc_scope import scatter_stride
+    from validation.kernels.gemm import grid_size
+    from wavesim.kernels.gemm import config_occupancy
+
+    spec = hwspecs.load_gpu("h200")
+    operands = _resident_operands()
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
         for key in CONFIGS:
             cfg = LaunchConfig.from_key(key)
-            tiles = grid_size(M_RES, N_RES, cfg)
             slots = config_occupancy(spec, cfg, "bf16", N_RES, K_DEPTH)[0].ctas_per_sm
             for k in range(1, slots + 1):
-                programs = spec.sm_count * k
-                for stride in (1, scatter_stride(tiles)):
-                    _, tr = gemm_traced(a, b, cfg, c, programs=programs, tile_stride=stride)  # compile, warm the L2
-                    torch.cuda.synchronize()
-                    durs, cycles, spans = [], [], []
-                    for _ in range(reps):   # no flush: A and B stay in the L2
-                        gemm_traced(a, b, cfg, c, tr, programs=programs, tile_stride=stride)
-                        torch.cuda.synchronize()
-                        t = tr.cpu().numpy()
-                        durs.append(float(np.median(t[:, 2] - t[:, 1])))
-                        cycles.append(float(np.median(t[:, 4] - t[:, 3])))
-                        spans.append(float(t[:, 2].max() - t[:, 1].min()))
-                    rec = {"config": key, "M": M_RES, "N": N_RES, "K": K_DEPTH, "tiles": tiles, "ctas_per_sm": k,
-                           "programs": programs, "stride": stride, "cta_ns": float(np.median(durs)),
-                           "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(spans)),
-                           "l2": "warm (A and B resident)", "gpu": torch.cuda.get_device_name(),
-                           "torch": torch.__version__, "triton": __import__("triton").__version__,
-                           "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-                    f.write(json.dumps(rec) + "\n")
-                    f.flush()
-                    log(f"{key} {k}/SM stride {stride}: CTA {rec['cta_ns'] / 1e3:.1f} us, span {rec['span_ns'] / 1e3:.1f} us")
+                for stride in (1, scatter_stride(grid_size(M_RES, N_RES, cfg))):
+                    _measure(f, operands, cfg, k, spec.sm_count * k, stride, 1, reps, log)
 
 
 # The block study: which neighbours in the dispatch order must share tiles for the grouped order's speed. Blocks of b
@@ -84,45 +82,22 @@ BLOCK_SIZES = (1, 2, 4, 8, 16, 32)
 
 def collect_blocks(out: Path, reps: int = REPS, log=print) -> None:
     import hwspecs
-    import torch
 
     from validation.gpc_scope import scatter_stride
     from validation.kernels.gemm import grid_size
-    from validation.kernels.gemm_trace import gemm_traced
     from wavesim.kernels.gemm import config_occupancy
 
     spec = hwspecs.load_gpu("h200")
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    a = torch.randn((M_RES, K_DEPTH), device="cuda", generator=gen).to(torch.bfloat16)
-    b = torch.randn((K_DEPTH, N_RES), device="cuda", generator=gen).to(torch.bfloat16)
-    c = torch.empty((M_RES, N_RES), device="cuda", dtype=torch.bfloat16)
+    operands = _resident_operands()
+    out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
         for key in BLOCK_CONFIGS:
             cfg = LaunchConfig.from_key(key)
             tiles = grid_size(M_RES, N_RES, cfg)
             k = config_occupancy(spec, cfg, "bf16", N_RES, K_DEPTH)[0].ctas_per_sm
-            programs = spec.sm_count * k
             for block in (*BLOCK_SIZES, tiles):
                 stride = 1 if block == tiles else scatter_stride(tiles // block)
-                _, tr = gemm_traced(a, b, cfg, c, programs=programs, tile_stride=stride, tile_block=block)
-                torch.cuda.synchronize()
-                durs, cycles, spans = [], [], []
-                for _ in range(reps):
-                    gemm_traced(a, b, cfg, c, tr, programs=programs, tile_stride=stride, tile_block=block)
-                    torch.cuda.synchronize()
-                    t = tr.cpu().numpy()
-                    durs.append(float(np.median(t[:, 2] - t[:, 1])))
-                    cycles.append(float(np.median(t[:, 4] - t[:, 3])))
-                    spans.append(float(t[:, 2].max() - t[:, 1].min()))
-                rec = {"config": key, "M": M_RES, "N": N_RES, "K": K_DEPTH, "tiles": tiles, "ctas_per_sm": k,
-                       "programs": programs, "stride": stride, "tile_block": block, "cta_ns": float(np.median(durs)),
-                       "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(spans)),
-                       "l2": "warm (A and B resident)", "gpu": torch.cuda.get_device_name(),
-                       "torch": torch.__version__, "triton": __import__("triton").__version__,
-                       "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-                f.write(json.dumps(rec) + "\n")
-                f.flush()
-                log(f"{key} {k}/SM blocks of {block} (stride {stride}): CTA {rec['cta_ns'] / 1e3:.1f} us")
+                _measure(f, operands, cfg, k, spec.sm_count * k, stride, block, reps, log)
 
 
 def load_records(path: str | Path) -> list[dict]:

@@ -40,7 +40,7 @@ def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = RE
     import hwspecs
     import torch
 
-    from validation.kernels.gemm_trace import gemm_traced
+    from validation.kernels.gemm_trace import gemm_traced, warm_trace_medians
     from wavesim.kernels.gemm import config_occupancy
 
     spec = hwspecs.load_gpu("h200")
@@ -55,28 +55,14 @@ def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = RE
             c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
             try:
                 slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm
-                _, tr = gemm_traced(a, b, cfg, c, programs=spec.sm_count)
+                gemm_traced(a, b, cfg, c, programs=spec.sm_count)   # compiles: a config that cannot is skipped
             except Exception as e:  # noqa: BLE001  (a config the compiler or the card refuses: keep the others)
                 log(f"{key}: skipped ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"[:300])
                 continue
             for k in range(1, slots + 1):
                 grid = spec.sm_count * k
-                _, tr = gemm_traced(a, b, cfg, c, programs=grid)   # compile, and bring A and B into the L2
-                torch.cuda.synchronize()
-                durs, cycles, ends = [], [], []
-                for _ in range(reps):   # no flush: A and B stay in the L2, so no K step waits on DRAM
-                    gemm_traced(a, b, cfg, c, tr, programs=grid)
-                    torch.cuda.synchronize()
-                    t = tr.cpu().numpy()
-                    durs.append(float(np.median(t[:, 2] - t[:, 1])))
-                    cycles.append(float(np.median(t[:, 4] - t[:, 3])))
-                    ends.append(float(t[:, 2].max() - t[:, 1].min()))
-                    per_sm = np.bincount(t[:, 0], minlength=spec.sm_count)
-                rec = {"config": key, "K": K, "ctas_per_sm": k, "grid": grid, "cta_ns": float(np.median(durs)),
-                       "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(ends)),
-                       "max_ctas_on_an_sm": int(per_sm.max()), "l2": "warm (A and B resident)",
-                       "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "triton": __import__("triton").__version__, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                rec = {"config": key, "K": K, "ctas_per_sm": k, "grid": grid,
+                       **warm_trace_medians(a, b, cfg, c, grid, reps), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
                 f.write(json.dumps(rec) + "\n")
                 f.flush()
                 log(f"{key} {k}/SM: CTA {rec['cta_ns'] / 1e3:.1f} us, {rec['cta_cycles'] / (K // cfg.BLOCK_K):.0f} "

@@ -80,3 +80,28 @@ def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None, program
         TILE_STRIDE=tile_stride, TILE_BLOCK=tile_block, MAPPED=programs is not None,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     return c, trace
+
+
+def warm_trace_medians(a, b, cfg: LaunchConfig, c, programs: int, reps: int, tile_stride: int = 1,
+                       tile_block: int = 1) -> dict:
+    """Launch `programs` mapped programs (gemm_traced) once to compile and to bring A and B into the L2, then `reps`
+    times with no flush in between (A and B stay resident: no K step waits on DRAM); the medians over the launches of
+    the median CTA time and cycles and of the span, and the most CTAs one SM ran (the probes: validation/sm_side.py,
+    validation/l2_probe.py)."""
+    import numpy as np
+    import torch
+
+    _, tr = gemm_traced(a, b, cfg, c, programs=programs, tile_stride=tile_stride, tile_block=tile_block)
+    torch.cuda.synchronize()
+    durs, cycles, spans, most = [], [], [], 0
+    for _ in range(reps):
+        gemm_traced(a, b, cfg, c, tr, programs=programs, tile_stride=tile_stride, tile_block=tile_block)
+        torch.cuda.synchronize()
+        t = tr.cpu().numpy()
+        durs.append(float(np.median(t[:, 2] - t[:, 1])))
+        cycles.append(float(np.median(t[:, 4] - t[:, 3])))
+        spans.append(float(t[:, 2].max() - t[:, 1].min()))
+        most = max(most, int(np.bincount(t[:, 0]).max()))
+    return {"cta_ns": float(np.median(durs)), "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(spans)),
+            "max_ctas_on_an_sm": most, "l2": "warm (A and B resident)", "gpu": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "triton": __import__("triton").__version__}
