@@ -300,3 +300,20 @@ def test_the_l2_probe_a_scattered_order_over_a_resident_tile_set_costs_the_l2_he
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         load_records(bad)
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_the_probes_collections_say_plainly_that_they_need_a_gpu(tmp_path, capsys, monkeypatch):
+    """On a machine without a visible GPU every probe's `collect` exits 2 with one line that names the way out, and
+    writes nothing."""
+    import hwspecs
+
+    from validation import gpc_scope, l2_probe, sm_side
+
+    monkeypatch.setattr(hwspecs, "detect", lambda device=0: None)
+    out = tmp_path / "records.jsonl"
+    for main, args in ((gpc_scope.main, ["collect"]), (sm_side.main, ["collect"]), (l2_probe.main, ["collect"]),
+                       (l2_probe.main, ["collect-blocks"])):
+        assert main([*args, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "no" in err and "GPU" in err and "'gpu' extra" in err and err.count("\n") == 1
+    assert not out.exists()

@@ -91,13 +91,13 @@ def lockstep_gpc_share(M: int, N: int, cfg: LaunchConfig, stride: int, sm_count:
 def collect(out: Path, reps: int = REPS, log=print) -> None:
     import torch
 
-    import hwspecs
     from validation.kernels.gemm import gemm, grid_size
     from validation.kernels.gemm_permuted import gemm_permuted
+    from validation.kernels.gemm_trace import local_gpu_spec
     from validation.profiler import _Bench
     from wavesim.kernels.gemm import config_occupancy
 
-    spec = hwspecs.load_gpu("h200")
+    spec = local_gpu_spec()
     bench = _Bench("cuda", "read")
     gen = torch.Generator(device="cuda").manual_seed(0)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -163,6 +163,8 @@ def report_rows(path: str | Path, gpu: str = "h200") -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from validation.probe_cli import collect_or_explain
+
     ap = argparse.ArgumentParser(prog="python3 -m validation.gpc_scope", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="time the cases in each order (needs an NVIDIA GPU)")
@@ -173,8 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--gpu", default="h200")
     a = ap.parse_args(argv)
     if a.cmd == "collect":
-        collect(a.out, a.reps)
-        return 0
+        return collect_or_explain("validation.gpc_scope", lambda: collect(a.out, a.reps))
     try:
         rows = report_rows(a.file, a.gpu)
     except (ValueError, FileNotFoundError) as e:

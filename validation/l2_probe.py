@@ -55,13 +55,12 @@ def _measure(f, operands, cfg: LaunchConfig, k: int, programs: int, stride: int,
 
 
 def collect(out: Path, reps: int = REPS, log=print) -> None:
-    import hwspecs
-
     from validation.gpc_scope import scatter_stride
     from validation.kernels.gemm import grid_size
+    from validation.kernels.gemm_trace import local_gpu_spec
     from wavesim.kernels.gemm import config_occupancy
 
-    spec = hwspecs.load_gpu("h200")
+    spec = local_gpu_spec()
     operands = _resident_operands()
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
@@ -81,13 +80,12 @@ BLOCK_SIZES = (1, 2, 4, 8, 16, 32)
 
 
 def collect_blocks(out: Path, reps: int = REPS, log=print) -> None:
-    import hwspecs
-
     from validation.gpc_scope import scatter_stride
     from validation.kernels.gemm import grid_size
+    from validation.kernels.gemm_trace import local_gpu_spec
     from wavesim.kernels.gemm import config_occupancy
 
-    spec = hwspecs.load_gpu("h200")
+    spec = local_gpu_spec()
     operands = _resident_operands()
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
@@ -132,6 +130,8 @@ def report_rows(path: str | Path, gpu: str = "h200") -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from validation.probe_cli import collect_or_explain
+
     ap = argparse.ArgumentParser(prog="python3 -m validation.l2_probe", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="trace each config at 1..max CTAs/SM in two orders (needs an NVIDIA GPU)")
@@ -145,8 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--gpu", default="h200")
     a = ap.parse_args(argv)
     if a.cmd in ("collect", "collect-blocks"):
-        (collect if a.cmd == "collect" else collect_blocks)(a.out, a.reps)
-        return 0
+        return collect_or_explain("validation.l2_probe", lambda: (collect if a.cmd == "collect" else collect_blocks)(a.out, a.reps))
     try:
         rows = report_rows(a.file, a.gpu)
     except (ValueError, FileNotFoundError) as e:

@@ -37,13 +37,12 @@ REPS = 5
 
 def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = REPS, log=print) -> None:
     """Every config (default CONFIGS) at 1..max CTAs/SM; a config that cannot compile or launch is logged and skipped."""
-    import hwspecs
     import torch
 
-    from validation.kernels.gemm_trace import gemm_traced, warm_trace_medians
+    from validation.kernels.gemm_trace import gemm_traced, local_gpu_spec, warm_trace_medians
     from wavesim.kernels.gemm import config_occupancy
 
-    spec = hwspecs.load_gpu("h200")
+    spec = local_gpu_spec()
     gen = torch.Generator(device="cuda").manual_seed(0)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
@@ -121,6 +120,8 @@ def full_sm_ratios(rows: list[dict]) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from validation.probe_cli import collect_or_explain
+
     ap = argparse.ArgumentParser(prog="python3 -m validation.sm_side", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="trace every config at 1..max CTAs per SM on one tile (needs an NVIDIA GPU)")
@@ -136,8 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "collect":
         from tuner.space import load_space
 
-        collect(a.out, load_space(a.configs) if a.configs else None, a.reps)
-        return 0
+        return collect_or_explain("validation.sm_side", lambda: collect(a.out, load_space(a.configs) if a.configs else None, a.reps))
     try:
         rows = report_rows(a.file, None if a.calibration == "none" else a.calibration, a.gpu)
     except (ValueError, FileNotFoundError) as e:

@@ -105,3 +105,14 @@ def warm_trace_medians(a, b, cfg: LaunchConfig, c, programs: int, reps: int, til
     return {"cta_ns": float(np.median(durs)), "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(spans)),
             "max_ctas_on_an_sm": most, "l2": "warm (A and B resident)", "gpu": torch.cuda.get_device_name(),
             "torch": torch.__version__, "triton": __import__("triton").__version__}
+
+
+def local_gpu_spec():
+    """The visible GPU's spec (hwspecs.detect), for the probes that run on it; a clear error without one."""
+    import hwspecs
+
+    spec = hwspecs.detect()
+    if spec is None:
+        raise ValueError("this probe runs kernels on the local GPU and none is visible: install the 'gpu' extra (torch, "
+                         "triton) on a machine with an NVIDIA GPU; its `report` reads the committed records anywhere")
+    return spec
