@@ -317,3 +317,7 @@ def test_the_probes_collections_say_plainly_that_they_need_a_gpu(tmp_path, capsy
         err = capsys.readouterr().err
         assert "no" in err and "GPU" in err and "'gpu' extra" in err and err.count("\n") == 1
     assert not out.exists()
+    small = hwspecs.load_gpu("a10")          # 6 MiB of L2: the L2 probe would time DRAM, so it refuses
+    monkeypatch.setattr(hwspecs, "detect", lambda device=0: small)
+    assert l2_probe.main(["collect", "--out", str(out)]) == 2
+    assert "cannot keep the probe's A and B resident" in capsys.readouterr().err and not out.exists()

@@ -27,11 +27,18 @@ from wavetune.config import LaunchConfig
 CONFIGS = ("64x128x64_g8_w4_s3", "64x64x64_g8_w4_s4", "128x64x32_g8_w4_s3", "128x128x64_g8_w4_s3")
 M_RES, N_RES, K_DEPTH = 1024, 2048, 4096
 REPS = 5
+RESIDENT_ROOM = 1.5   # the L2 must hold A and B this many times over (C's tiles and other lines share it)
 
 
-def _resident_operands():
-    """A (M_RES x K_DEPTH) and B (K_DEPTH x N_RES), seeded, and C: 24 MB of operands that stay in the H200's L2."""
+def _resident_operands(spec):
+    """A (M_RES x K_DEPTH) and B (K_DEPTH x N_RES), seeded, and C: 24 MB of operands that stay in the H200's L2 (a GPU
+    whose L2 cannot hold them with room to spare is refused: its probe would time DRAM)."""
     import torch
+
+    need = (M_RES + N_RES) * K_DEPTH * 2 * RESIDENT_ROOM
+    if spec.l2_bytes < need:
+        raise ValueError(f"{spec.name}'s L2 ({spec.l2_bytes / 2**20:.0f} MiB) cannot keep the probe's A and B resident "
+                         f"(needs {need / 2**20:.0f} MiB); validation.l2_probe is for GPUs with a larger L2")
 
     gen = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn((M_RES, K_DEPTH), device="cuda", generator=gen).to(torch.bfloat16)
@@ -61,7 +68,7 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
     from wavesim.kernels.gemm import config_occupancy
 
     spec = local_gpu_spec()
-    operands = _resident_operands()
+    operands = _resident_operands(spec)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
         for key in CONFIGS:
@@ -86,7 +93,7 @@ def collect_blocks(out: Path, reps: int = REPS, log=print) -> None:
     from wavesim.kernels.gemm import config_occupancy
 
     spec = local_gpu_spec()
-    operands = _resident_operands()
+    operands = _resident_operands(spec)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
         for key in BLOCK_CONFIGS:
