@@ -239,6 +239,8 @@ def test_the_gpc_scope_probe_a_scattered_order_loses_the_grouped_gain_with_the_s
             assert abs(r["vs_canonical"] - 1) < 0.02
         if r["waves"] == 1 and "_g8_" in r["config"] and r["stride"] > 1:
             assert r["vs_canonical"] > 1.2 and r["gpc_share"] > 0.4
+    again = {(r["config"], r["M"], r["order"]): r["ms"] for r in report_rows(path.with_name("gpc_scope_pass2.jsonl"))}
+    assert all(0.95 < again[(r["config"], r["M"], r["order"])] / r["ms"] < 1.05 for r in rows)   # a second pass agrees
     g8 = [r for r in rows if r["config"] == "64x128x64_g8_w4_s3" and r["M"] == 448 and r["stride"] > 1]
     g1 = [r for r in rows if r["config"] == "64x128x64_g1_w4_s3" and r["order"] == "canonical"]
     assert min(r["ms"] for r in g8) > g1[0]["ms"] > 1.4 * max(r["ms"] for r in rows if r["config"] == "64x128x64_g8_w4_s3"
