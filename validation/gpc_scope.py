@@ -64,19 +64,20 @@ def least_shared_stride(M: int, N: int, cfg: LaunchConfig, sm_count: int, slots:
 
 
 def lockstep_gpc_share(M: int, N: int, cfg: LaunchConfig, stride: int, sm_count: int, slots: int,
-                       programs: int | None = None, block: int = 1) -> float:
+                       programs: int | None = None, block: int = 1, scope: int = GPC_SMS) -> float:
     """Distinct tile bytes over raw tile bytes of the first wave's CTAs within each GPC, dispatched GPC-major (rounds
     of sm_count programs, GPC_SMS consecutive programs per GPC per round), programs i -> tile (i x stride) mod G (the
     G tiles of C; `programs`, default G, may differ: validation/l2_probe.py runs more programs than tiles; with `block`
-    b, blocks of b consecutive programs keep their tiles and the blocks are permuted by the stride)."""
+    b, blocks of b consecutive programs keep their tiles and the blocks are permuted by the stride; `scope`: how many
+    consecutive programs of a round share, a GPC's SMs by default, about 4 by the L2 probe's block study)."""
     from validation.first_wave import grouped_tiles
 
     npm, npn = -(-M // cfg.BLOCK_M), -(-N // cfg.BLOCK_N)
     G = npm * npn
     W = min(programs or G, sm_count * slots)
     distinct = raw = 0
-    for first in range(0, sm_count, GPC_SMS):
-        n = min(GPC_SMS, sm_count - first)
+    for first in range(0, sm_count, scope):
+        n = min(scope, sm_count - first)
         prog = (np.arange(slots)[:, None] * sm_count + first + np.arange(n)[None, :]).ravel()
         prog = prog[prog < W]
         if prog.size == 0:
