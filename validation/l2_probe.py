@@ -61,22 +61,37 @@ def _measure(f, operands, cfg: LaunchConfig, k: int, programs: int, stride: int,
         f"span {rec['span_ns'] / 1e3:.1f} us")
 
 
-def collect(out: Path, reps: int = REPS, log=print) -> None:
+def _settings(spec, blocks: bool):
+    """(config, CTAs per SM, stride, block) of every launch of a collection: each config at 1..max CTAs/SM in the
+    grouped and a scattered order, or (the block study) each block config at its most CTAs/SM with blocks of
+    BLOCK_SIZES and the canonical order."""
     from validation.gpc_scope import scatter_stride
     from validation.kernels.gemm import grid_size
-    from validation.kernels.gemm_trace import local_gpu_spec
     from wavesim.kernels.gemm import config_occupancy
+
+    for key in BLOCK_CONFIGS if blocks else CONFIGS:
+        cfg = LaunchConfig.from_key(key)
+        tiles = grid_size(M_RES, N_RES, cfg)
+        slots = config_occupancy(spec, cfg, "bf16", N_RES, K_DEPTH)[0].ctas_per_sm
+        if blocks:
+            for block in (*BLOCK_SIZES, tiles):
+                yield cfg, slots, 1 if block == tiles else scatter_stride(tiles // block), block
+        else:
+            for k in range(1, slots + 1):
+                for stride in (1, scatter_stride(tiles)):
+                    yield cfg, k, stride, 1
+
+
+def collect(out: Path, reps: int = REPS, log=print, blocks: bool = False) -> None:
+    """Trace every launch of the collection (_settings) into `out`, one JSON line each as it goes."""
+    from validation.kernels.gemm_trace import local_gpu_spec
 
     spec = local_gpu_spec()
     operands = _resident_operands(spec)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
-        for key in CONFIGS:
-            cfg = LaunchConfig.from_key(key)
-            slots = config_occupancy(spec, cfg, "bf16", N_RES, K_DEPTH)[0].ctas_per_sm
-            for k in range(1, slots + 1):
-                for stride in (1, scatter_stride(grid_size(M_RES, N_RES, cfg))):
-                    _measure(f, operands, cfg, k, spec.sm_count * k, stride, 1, reps, log)
+        for cfg, k, stride, block in _settings(spec, blocks):
+            _measure(f, operands, cfg, k, spec.sm_count * k, stride, block, reps, log)
 
 
 # The block study: which neighbours in the dispatch order must share tiles for the grouped order's speed. Blocks of b
@@ -84,25 +99,6 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
 # scattered; b = 1 scatters every program, the canonical order is one block of all the tiles.
 BLOCK_CONFIGS = ("64x128x64_g8_w4_s3", "64x64x64_g8_w4_s4")
 BLOCK_SIZES = (1, 2, 4, 8, 16, 32)
-
-
-def collect_blocks(out: Path, reps: int = REPS, log=print) -> None:
-    from validation.gpc_scope import scatter_stride
-    from validation.kernels.gemm import grid_size
-    from validation.kernels.gemm_trace import local_gpu_spec
-    from wavesim.kernels.gemm import config_occupancy
-
-    spec = local_gpu_spec()
-    operands = _resident_operands(spec)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a") as f:
-        for key in BLOCK_CONFIGS:
-            cfg = LaunchConfig.from_key(key)
-            tiles = grid_size(M_RES, N_RES, cfg)
-            k = config_occupancy(spec, cfg, "bf16", N_RES, K_DEPTH)[0].ctas_per_sm
-            for block in (*BLOCK_SIZES, tiles):
-                stride = 1 if block == tiles else scatter_stride(tiles // block)
-                _measure(f, operands, cfg, k, spec.sm_count * k, stride, block, reps, log)
 
 
 def load_records(path: str | Path) -> list[dict]:
@@ -152,16 +148,18 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--gpu", default="h200")
     a = ap.parse_args(argv)
     if a.cmd in ("collect", "collect-blocks"):
-        return collect_or_explain("validation.l2_probe", lambda: (collect if a.cmd == "collect" else collect_blocks)(a.out, a.reps))
+        blocks = a.cmd == "collect-blocks"
+        return collect_or_explain("validation.l2_probe", lambda: collect(a.out, a.reps, blocks=blocks))
     try:
         rows = report_rows(a.file, a.gpu)
     except (ValueError, FileNotFoundError) as e:
         print(f"validation.l2_probe: {e}", file=sys.stderr)
         return 2
     for x in rows:
-        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM stride {x['stride']:4d} blocks {x['tile_block']:3d}: CTA {x['cta_ns'] / 1e3:6.1f} us at "
-              f"{x['clock_ghz']:.2f} GHz, span {x['span_ns'] / 1e3:6.1f} us; {x['requests_per_us'] / 1e3:6.1f} k requests/us,"
-              f" {x['raw_tb_per_s']:5.1f} TB/s raw; per-GPC share {x['gpc_share']:.2f} -> {x['coalesced_tb_per_s']:4.1f} TB/s")
+        print(f"{x['config']:22s} {x['ctas_per_sm']}/SM stride {x['stride']:4d} blocks {x['tile_block']:3d}: "
+              f"CTA {x['cta_ns'] / 1e3:6.1f} us at {x['clock_ghz']:.2f} GHz, span {x['span_ns'] / 1e3:6.1f} us; "
+              f"{x['requests_per_us'] / 1e3:6.1f} k requests/us, {x['raw_tb_per_s']:5.1f} TB/s raw; "
+              f"per-GPC share {x['gpc_share']:.2f} -> {x['coalesced_tb_per_s']:4.1f} TB/s")
     return 0
 
 
