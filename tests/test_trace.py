@@ -367,3 +367,41 @@ def test_replay_h200_memory_probe_latencies():
     # DRAM latency rises with the DRAM load, by ~10% at 2.6 TB/s (55% of the datasheet's 4.8 TB/s)
     dl = sorted((r["stream_bytes_per_s"] or 0.0, r["cycles_per_load"]) for r in doc["dram_latency_under_load"])
     assert dl[-1][0] > 2e12 and 1.03 < dl[-1][1] / dl[0][1] < 1.3
+
+
+def test_tail_dealing_tells_depth_first_from_breadth_first():
+    """4 SMs x 2 slots, one full wave then a tail of 2: on one SM (that SM's pair ended first) or on two."""
+    from validation.tail_dealing import tail_dealing
+
+    sm = np.array([0, 1, 2, 3, 0, 1, 2, 3, 0, 0])
+    start = np.zeros(10)
+    end = np.array([1.0, 1.2, 1.3, 1.4, 1.0, 1.2, 1.3, 1.4, 2.0, 2.0]) * 1e3
+    start[8:] = 1e3
+    deep = tail_dealing(sm, start, end, slots=2, sm_count=4, gpc_of_sm=np.array([0, 0, 1, 1]))
+    assert (deep["sms_used"], deep["breadth_first"], deep["depth_first"], deep["depth_share"]) == (1, 2, 1, 1.0)
+    assert deep["within_sm_spread"] == 0.0 and deep["across_sm_spread"] > 0.2
+    assert deep["gpc_tail"] == {0: 2} and deep["gpc_end"][0] < deep["gpc_end"][1]
+    wide = tail_dealing(np.r_[sm[:8], 0, 1], start, end, slots=2, sm_count=4)
+    assert wide["sms_used"] == 2 and wide["depth_share"] == 0.0 and "gpc_end" not in wide
+    assert tail_dealing(sm[:8], start[:8], end[:8], slots=2, sm_count=4) is None   # no tail
+
+
+def test_replay_h200_tails_go_depth_first_where_sms_end_apart():
+    """The H200 deals a partial wave to the SMs that free first, all their slots at once, when an SM's CTAs end
+    together and SMs end apart (128x64x32 at 4 CTAs/SM: its GPCs end 0.1-0.2 of a CTA time apart), and one CTA per SM
+    when an SM's own CTAs end apart (32x64x64 at 7/SM); the simulator's lockstep waves deal every tail breadth-first."""
+    from validation.tail_dealing import summary, trace_tails
+
+    files = [str(ROOT / "validation/data/h200/traces" / f) for f in
+             ("trace_firstwave_5120.npz", "trace_4096_a.npz", "trace_4096_b.npz", "trace_4608x3584.npz")]
+    deep = trace_tails(files, "h200", only=r"^128x64x32_")
+    wide = trace_tails(files, "h200", only=r"^32x64x64_")
+    assert len(deep) >= 20 and len(wide) >= 4
+    short = lambda rows: [r for r in rows if 2 * r["depth_first"] <= r["breadth_first"]]  # noqa: E731
+    assert np.median([r["depth_share"] for r in short(deep)]) > 0.5
+    assert np.median([r["depth_share"] for r in short(wide)]) == 0.0
+    assert max(r["depth_share"] for r in short(wide)) < 0.2
+    assert np.median([r["across_sm_spread"] / r["within_sm_spread"] for r in deep]) > 3
+    assert np.median([r["across_sm_spread"] / r["within_sm_spread"] for r in wide]) < 0.5
+    s = summary(deep + wide)
+    assert s["apart"]["depth_share"] > 0.5 > s["together"]["depth_share"]

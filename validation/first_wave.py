@@ -118,7 +118,8 @@ def grouped_tiles(pid: np.ndarray, npm: int, npn: int, group_m: int) -> tuple[np
     return first + (pid % width) % size, (pid % width) // size
 
 
-def _gpc_of_sm(gpu: str) -> np.ndarray:
+def gpc_of_sm(gpu: str) -> np.ndarray:
+    """Each SM's GPC index from the GPU's measured layout (validation/data/<gpu>/gpc_layout.json); -1 for SMs it lacks."""
     import json
     from pathlib import Path
 
@@ -161,7 +162,7 @@ def trace_gpc_coalescing(path: str, gpu: str = "h200", only: str | None = None) 
     from wavetune.config import LaunchConfig
 
     spec = hwspecs.load_gpu(gpu)
-    gpc_of = _gpc_of_sm(spec.id)
+    gpc_of = gpc_of_sm(spec.id)
     arrays, meta = load_traces(path)
     N, K = meta["N"], meta["K"]
     rows = []

@@ -1,0 +1,134 @@
+"""Where a launch's partial last wave lands, from per-CTA traces (session 28's evidence; NOTES.md).
+
+After n >= 1 full waves the hardware deals the last R CTAs to slots as they free. When an SM's co-resident CTAs end
+together and SMs end at spread-out times, the SMs that free first take k CTAs each (depth-first) and the tail costs a
+k-CTA SM's time even for a small R; when an SM's CTAs end spread out, the tail goes one CTA per SM (breadth-first), as
+the simulator deals it (its lockstep waves free every slot at once). Per traced launch with a partial wave after full
+ones it gives:
+
+  * the SMs the tail used against breadth-first min(R, S) and depth-first ceil(R / k), and the depth share
+    (breadth - used) / (breadth - depth): 0 breadth-first, 1 depth-first;
+  * the spread of the last full wave's end times within an SM (median over SMs of last minus first end) and across
+    SMs (p10 to p90 of each SM's first end), both over the wave's median CTA time;
+  * with the GPU's measured GPC layout, the mean end time of each GPC's SMs over the wave's median end, and where
+    the tail went, GPC by GPC.
+
+On the H200 traces (validation/data/h200/traces/) the tail is dealt depth-first where the across-SM spread exceeds
+the within-SM one: 128x64x32 at 4 CTAs/SM (across 0.09-0.18, within 0.02-0.03: depth share 0.44-0.95), 64x128x64
+GROUP_M 1 at 3/SM on 5120^2 (0.07-0.12 against 0.02: 0.5-0.85), and breadth-first where the CTAs of an SM end
+spread out (32x64x64 at 7/SM, within 0.12-0.20: 0.00-0.04) or both spreads are small (128x128x64 at 2/SM: 0-0.21).
+The across-SM spread is GPC by GPC: the SMs of a GPC end together, the GPCs at different times.
+
+    python3 -m validation.tail_dealing TRACE.npz [TRACE.npz ...] [--gpu h200] [--only REGEX]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import Any
+
+import numpy as np
+
+
+def tail_dealing(sm: np.ndarray, start: np.ndarray, end: np.ndarray, slots: int, sm_count: int,
+                 gpc_of_sm: np.ndarray | None = None) -> dict[str, Any] | None:
+    """The partial wave's placement and the last full wave's end spreads of one launch (CTAs in program order,
+    `slots` CTAs per SM); None without a full wave or a partial one."""
+    sm = np.asarray(sm, dtype=np.int64)
+    start, end = np.asarray(start, dtype=np.float64), np.asarray(end, dtype=np.float64)
+    wave = slots * sm_count
+    n_full, tail = divmod(len(sm), wave)
+    if n_full < 1 or tail == 0:
+        return None
+    last = slice((n_full - 1) * wave, n_full * wave)
+    w_sm, w_end = sm[last], end[last]
+    cta_time = float(np.median(w_end - start[last]))
+    firsts, within = [], []
+    for s in np.unique(w_sm):
+        e = np.sort(w_end[w_sm == s])
+        firsts.append(e[0])
+        within.append(e[-1] - e[0])
+    t_sm = sm[n_full * wave:]
+    used = len(np.unique(t_sm))
+    breadth, depth = min(tail, sm_count), -(-tail // slots)
+    out: dict[str, Any] = {
+        "full_waves": n_full, "tail_ctas": tail, "sms_used": used, "breadth_first": breadth, "depth_first": depth,
+        "depth_share": (breadth - used) / (breadth - depth) if breadth > depth else 0.0,
+        "within_sm_spread": float(np.median(within)) / cta_time,
+        "across_sm_spread": float(np.percentile(firsts, 90) - np.percentile(firsts, 10)) / cta_time,
+        "cta_us": cta_time / 1e3}
+    if gpc_of_sm is not None:
+        med = float(np.median(w_end))
+        gpcs = gpc_of_sm[w_sm]
+        out["gpc_end"] = {int(g): float(np.mean(w_end[gpcs == g])) / med for g in np.unique(gpcs)}
+        out["gpc_tail"] = {int(g): int(n) for g, n in zip(*np.unique(gpc_of_sm[t_sm], return_counts=True))}
+    return out
+
+
+def trace_tails(paths: list[str], gpu: str = "h200", only: str | None = None) -> list[dict[str, Any]]:
+    """tail_dealing for every launch of the trace files (all repetitions), the config's CTAs/SM from the model's
+    occupancy on `gpu`; the GPC columns where the GPU's layout is measured."""
+    import hwspecs
+    from validation.first_wave import gpc_of_sm
+    from validation.trace import traced_launches
+
+    spec = hwspecs.load_gpu(gpu)
+    try:
+        gpcs = gpc_of_sm(spec.id)
+    except FileNotFoundError:
+        gpcs = None
+    pattern = re.compile(only) if only else None
+    rows = []
+    for path, arrays, _, key, _, M, slots in traced_launches(paths, spec):
+        if pattern and not pattern.search(key):
+            continue
+        a = arrays[key]
+        r = tail_dealing(a[:, 0], a[:, 1], a[:, 2], slots, spec.sm_count, gpcs)
+        if r is not None:
+            rows.append({"file": str(path), "launch": key, "ctas_per_sm": slots, **r})
+    return rows
+
+
+def summary(rows: list[dict[str, Any]], ratio: float = 2.0) -> dict[str, Any]:
+    """Median depth share where the across-SM spread exceeds `ratio` x the within-SM one, and where it does not, over
+    the tails that depth-first dealing would put on at most half the SMs (a longer tail fills most SMs either way)."""
+    told = [r for r in rows if 2 * r["depth_first"] <= r["breadth_first"]]
+    apart = [r["depth_share"] for r in told if r["across_sm_spread"] > ratio * r["within_sm_spread"]]
+    rest = [r["depth_share"] for r in told if r["across_sm_spread"] <= ratio * r["within_sm_spread"]]
+    med = lambda v: float(np.median(v)) if v else float("nan")  # noqa: E731
+    return {"ratio": ratio, "apart": {"launches": len(apart), "depth_share": med(apart)},
+            "together": {"launches": len(rest), "depth_share": med(rest)}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m validation.tail_dealing", description=__doc__.split("\n\n")[0])
+    ap.add_argument("traces", nargs="+", help="per-CTA trace .npz files (`wavetune trace`), each with its .json")
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--only", help="only the launches whose key (config/M.../r...) matches this regex")
+    a = ap.parse_args(argv)
+    try:
+        rows = trace_tails(a.traces, a.gpu, a.only)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"validation.tail_dealing: {e}", file=sys.stderr)
+        return 2
+    for r in rows:
+        gpc = ""
+        if "gpc_end" in r:
+            gpc = "  GPC end/tail " + " ".join(f"{g}:{e:.2f}/{r['gpc_tail'].get(g, 0)}" for g, e in r["gpc_end"].items())
+        print(f"{r['launch']:32s} {r['ctas_per_sm']:2d}/SM tail {r['tail_ctas']:4d} CTAs on {r['sms_used']:3d} SMs "
+              f"(breadth {r['breadth_first']:3d}, depth {r['depth_first']:3d}): depth share {r['depth_share']:.2f}; "
+              f"end spread within SM {r['within_sm_spread']:.3f}, across SMs {r['across_sm_spread']:.3f}{gpc}")
+    if not rows:
+        print("no launch with a full wave and a partial one")
+        return 0
+    s = summary(rows)
+    print(f"{len(rows)} launches; of the tails depth-first would put on at most half the SMs, depth share median "
+          f"{s['apart']['depth_share']:.2f} over {s['apart']['launches']} where the across-SM spread > {s['ratio']:g} x "
+          f"the within-SM one, {s['together']['depth_share']:.2f} over {s['together']['launches']} elsewhere")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
