@@ -323,3 +323,31 @@ def test_the_probes_collections_say_plainly_that_they_need_a_gpu(tmp_path, capsy
     monkeypatch.setattr(hwspecs, "detect", lambda device=0: small)
     assert l2_probe.main(["collect", "--out", str(out)]) == 2
     assert "cannot keep the probe's A and B resident" in capsys.readouterr().err and not out.exists()
+
+
+def test_the_step_protocol_probe_the_sweeps_misses_are_the_kernels_not_the_timing_order(tmp_path):
+    """validation.step_protocol on its committed H200 records (session 28): the launches of every strict disagreement
+    between the simulator and the six_clean sweeps, re-timed config by config, jump as in the sweeps (the missed steps
+    stay steps), so the misses are the model's, not the sweeps' timing order's."""
+    from pathlib import Path
+
+    from validation.step_protocol import THRESHOLD, main, report
+
+    d = Path(__file__).resolve().parents[1] / "validation/data/h200/step_protocol"
+    points = json.loads((d / "points.json").read_text())
+    for p in points:   # each point is the disagreement (or agreement) its kind says
+        steps = min(p["sweep_jumps"]) > THRESHOLD, max(p["sweep_jumps"]) <= THRESHOLD, p["sim_jump"] > THRESHOLD
+        assert {"missed": steps[0] and not steps[2], "spurious": steps[1] and steps[2],
+                "agreed": steps[0] and steps[2]}[p["kind"]]
+    res = report(d / "points.json", d / "step_protocol.jsonl")
+    missed, agreed, spurious = (res["kinds"][k] for k in ("missed", "agreed", "spurious"))
+    assert missed["points"] >= 30 and missed["protocol_steps"] >= 0.85 * missed["points"]
+    assert agreed["protocol_steps"] >= agreed["points"] - 2 and spurious["protocol_steps"] <= spurious["points"] // 3
+    assert missed["median_abs_jump_change"] < 0.015 and agreed["median_abs_jump_change"] < 0.015
+    assert all(len(r["protocol_jumps"]) == 2 for r in res["rows"])   # two passes of every point
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(json.dumps({"N": 1, "K": 1, "config": "64x64x32_g8_w4_s2", "M0": 1, "M1": 2, "kind": "agreed",
+                                 "pass": 1, "ms0": 1.0, "ms1": 1.0}) + "\n")
+    with pytest.raises(ValueError, match="does not list"):
+        report(d / "points.json", stray)
+    assert main(["report", str(d / "points.json"), str(tmp_path / "missing.jsonl")]) == 2

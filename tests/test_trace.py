@@ -405,3 +405,20 @@ def test_replay_h200_tails_go_depth_first_where_sms_end_apart():
     assert np.median([r["across_sm_spread"] / r["within_sm_spread"] for r in wide]) < 0.5
     s = summary(deep + wide)
     assert s["apart"]["depth_share"] > 0.5 > s["together"]["depth_share"]
+
+
+def test_replay_h200_a_tail_just_under_one_cta_per_sm_is_a_knife_edge():
+    """128x128x64 at 2 CTAs/SM, 120 tail CTAs after a full wave (trace_half_tile_4096, session 28): dealt one per SM the
+    launch ends ~30 us after the wave, but when a few SMs take two tail CTAs it pays their 2-CTA time (~42 us); the same
+    launch does either from run to run, so the sweeps' sawtooth there is the hardware's dealing, not the kernel."""
+    from validation.tail_dealing import trace_tails
+
+    rows = trace_tails([str(ROOT / "validation/data/h200/traces/trace_half_tile_4096.npz")], "h200")
+    arrays, _ = load_traces(ROOT / "validation/data/h200/traces/trace_half_tile_4096.npz")
+    spans = {}
+    for r in rows:
+        if r["tail_ctas"] == 120:
+            a = arrays[r["launch"]]
+            spans.setdefault(r["sms_used"] < 120, []).append(float(a[:, 2].max() - a[:, 1].min()))
+    assert spans.get(True) and spans.get(False)   # both outcomes occur among the launches of 120 tail CTAs
+    assert min(spans[True]) > 1.08 * max(spans[False])

@@ -161,6 +161,24 @@ def selection(doc: dict[str, Any], groups: Sequence[str] | None, sets: Sequence[
     return groups, sets
 
 
+def study_calibration(gpu: str, study: dict[str, Any], params, hold_paths: dict[str, str], cache: dict[str, Any],
+                      group: str = ""):
+    """The calibration a sweep study is scored with: `params`, or the hold-out calibration it names (loaded once into
+    `cache` from `hold_paths`, NxK -> file)."""
+    from wavesim.calibration import load_calibration
+
+    key = study.get("calibration")
+    if key is None:
+        return params
+    if key not in cache:
+        if key not in hold_paths:
+            raise ValueError(f"group {group!r} scores a study with the hold-out calibration {key!r}, which neither "
+                             f"the description nor --holdout gives; pass --holdout {key}=FILE")
+        path = Path(hold_paths[key])
+        cache[key] = load_calibration(path if path.is_absolute() else REPO_ROOT / path, gpu)
+    return cache[key]
+
+
 def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdouts: dict[str, str] | None = None,
               groups: Sequence[str] | None = None, sets: Sequence[str] | None = None) -> dict[str, Any]:
     """The figures (see the module docstring). `holdouts`: NxK -> calibration file, over the description's own;
@@ -180,14 +198,9 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
         rows = []
         for study in doc["sweep_groups"][g]:
             key = study.get("calibration")
-            if key is not None and key not in hold_params:
-                if key not in hold_paths:
-                    raise ValueError(f"group {g!r} scores a study with the hold-out calibration {key!r}, which neither "
-                                     f"the description nor --holdout gives; pass --holdout {key}=FILE")
-                path = Path(hold_paths[key])
-                hold_params[key] = load_calibration(path if path.is_absolute() else REPO_ROOT / path, spec.id)
             passes = [_load_pass(spec.id, files) for files in study["passes"]]
-            for r in sweep_scores(spec, passes, hold_params[key] if key else params, study.get("nk")):
+            study_params = study_calibration(spec.id, study, params, hold_paths, hold_params, g)
+            for r in sweep_scores(spec, passes, study_params, study.get("nk")):
                 rows.append({**r, "calibration": key or "given"})
         result["groups"][g] = {"layers": rows, **{k: sum(r[k] for r in rows) for k in
                                                   ("every", "predicted", "no_pass", "clear_steps", "clear_missed",
