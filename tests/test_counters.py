@@ -272,3 +272,14 @@ def test_m_sweeps_timed_one_launch_at_a_time_show_the_profilers_steps_and_more()
             beyond += len(mine - set.union(*steps))
     assert every >= 200 and shown >= 0.95 * every
     assert ncu_steps > 1.25 * every and beyond >= 40
+
+
+def test_a_group_m_1_tail_reads_all_of_b_again_from_dram():
+    """counters_tail.jsonl (session 28): 64x128x64 GROUP_M 1 on 5120^2, the 44-CTA tail after a full wave (M = 704)
+    spans a whole tile row, so it reads all 40 column blocks of B (52 MB) again from DRAM, which the L2 no longer holds
+    (the model charges a partial wave its share of a full wave's footprint: 1.62x under there, NOTES session 28). The
+    84-CTA tail of 64x64x64 s4 GROUP_M 8 (M = 384) reads 14 new columns only."""
+    recs = counters.load_counters([DATA / "counters_tail.jsonl"])
+    dram = {(r["config"]["BLOCK_N"], r["M"]): r["counters"]["dram__bytes_read.sum"] / 1e6 for r in recs}
+    assert dram[128, 704] - dram[128, 640] > 40 and dram[128, 640] - dram[128, 576] < 10
+    assert dram[64, 384] - dram[64, 320] < 5
