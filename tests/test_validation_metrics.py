@@ -255,3 +255,23 @@ def test_step_place_names_where_a_step_sits_in_the_wave_structure():
     assert step_place(waves, 3, 8) == "inside a later wave, 3+ CTAs/SM"
     assert [step_place(waves, i, 1).split(",")[0] for i in (4, 5, 6, 7)] == [
         "boundary into wave 3", "boundary into wave 4-5", "boundary into wave 4-5", "boundary into wave 6+"]
+
+
+def test_jump_bias_pools_group_m_and_splits_by_place():
+    """Two GROUP_M members of one tile (one family) at 1 CTA/SM: the boundary into wave 2 the simulator makes 10 points
+    too small in both, a flat point inside the wave left out (under the floor), and the passes' own difference kept."""
+    from validation.staircase import family_jumps, jump_bias
+
+    def cfg(key, p1, p2, sim):
+        return {"config": key, "ctas_per_sm": 1, "measured_ms": p1, "repeat": {"measured_ms": p2},
+                "calibrated": {"sim_ms": sim, "waves": [1, 1, 2, 2]}}
+
+    configs = [cfg("64x64x64_g8_w4_s3", [1.0, 1.0, 1.5, 1.5], [1.0, 1.0, 1.5, 1.52], [1.0, 1.0, 1.4, 1.4]),
+               cfg("64x64x64_g1_w4_s3", [1.0, 1.0, 1.6, 1.6], [1.0, 1.0, 1.6, 1.6], [1.0, 1.0, 1.5, 1.5])]
+    jumps = family_jumps(configs, "calibrated")
+    assert len(jumps) == 6 and {j["family"] for j in jumps} == {"64x64x64_w4_s3"}
+    (row,) = jump_bias(jumps)
+    assert row["place"] == "boundary into wave 2, 1-2 CTAs/SM" and row["jumps"] == 2
+    assert row["bias_median"] == pytest.approx(-0.10) and row["abs_error_median"] == pytest.approx(0.10)
+    assert row["measured_median"] == pytest.approx(0.55) and row["pass_to_pass_median"] == pytest.approx(0.0)
+    assert jump_bias(jumps, floor=0.7) == []

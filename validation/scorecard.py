@@ -70,7 +70,7 @@ def _load_pass(gpu: str, files: Sequence[str]) -> list:
 def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Per swept layer of a study (one list of measurements per pass, at least two): the steps every pass shows,
     of them predicted at the same M, and predicted jumps in no pass."""
-    from validation.staircase import clear_agreement, find_sweeps, staircase_analysis
+    from validation.staircase import clear_agreement, family_jumps, find_sweeps, staircase_analysis
 
     if len(passes) < 2:
         raise ValueError("a sweep study needs at least two measured passes")
@@ -86,7 +86,8 @@ def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = 
                     "no_pass": sp["predicted_in_no_pass"], **clear_agreement(rep, "calibrated"),
                     # the curve's shape against the first pass (issue 3's third figure)
                     "err_worst": cal["median_err_scaled_worst_config"],
-                    "errs": [c["calibrated"]["median_err_scaled"] for c in st["configs"]]})
+                    "errs": [c["calibrated"]["median_err_scaled"] for c in st["configs"]],
+                    "jumps": family_jumps(rep, "calibrated")})
     return out
 
 
@@ -184,6 +185,7 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
     """The figures (see the module docstring). `holdouts`: NxK -> calibration file, over the description's own;
     `groups` / `sets`: which to score (None: every unsealed group / every set; [] for none)."""
     import hwspecs
+    from validation.staircase import jump_bias
     from validation.suite import geomean
     from wavesim.calibration import load_calibration
 
@@ -206,7 +208,8 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
                                                   ("every", "predicted", "no_pass", "clear_steps", "clear_missed",
                                                    "clear_spurious")},
                                "err_median": float(np.median([e for r in rows for e in r.pop("errs")])),
-                               "err_worst": max(r["err_worst"] for r in rows)}
+                               "err_worst": max(r["err_worst"] for r in rows),
+                               "families": jump_bias([j for r in rows for j in r.pop("jumps")])}
     every_shape: dict[tuple[str, tuple[int, int, int]], float] = {}
     for s in (s for s in sets if s in doc["pick_sets"]):
         reg = pick_regrets(spec, _load_pass(spec.id, doc["pick_sets"][s]), params)
@@ -224,8 +227,9 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
     return result
 
 
-def render(result: dict[str, Any]) -> str:
-    from validation.staircase import CLEAR_MARGIN, STEP_THRESHOLD
+def render(result: dict[str, Any], families: bool = False) -> str:
+    """The figures as text; with `families`, each group's jump bias by family and place as well (jump_bias)."""
+    from validation.staircase import BIAS_FLOOR, CLEAR_MARGIN, STEP_THRESHOLD
 
     lines = [f"scorecard for {result['gpu']}, calibration {result['calibration']}"]
     for g, r in result["groups"].items():
@@ -236,6 +240,12 @@ def render(result: dict[str, Any]) -> str:
         lines.append(f"  {'':8s} clear steps (every pass > {hi}) {r['clear_steps']}, missed (< {lo}) {r['clear_missed']}, "
                      f"clear jumps (> {hi}) where every pass < {lo}: {r['clear_spurious']}; error after one scale per "
                      f"config: median {r['err_median']:.1%}, worst config {r['err_worst']:.1%}")
+        if families:
+            lines.append(f"  {'':8s} jumps over {BIAS_FLOOR:.0%} by family and place: simulated - measured (median), "
+                         f"|error|, measured, the passes' own difference")
+            lines += [f"  {'':10s}{f['family']:20s} {f['place']:40s} {f['jumps']:4d}  {f['bias_median']:+6.1%} "
+                      f"{f['abs_error_median']:6.1%} {f['measured_median']:6.1%} {f['pass_to_pass_median']:6.1%}"
+                      for f in r["families"]]
     for s, r in result["pick_sets"].items():
         lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f}")
     for s, r in result.get("ncu_pick_sets", {}).items():
@@ -263,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", help="M-sweep groups, comma-separated, 'all' (unsealed; default) or 'none'")
     ap.add_argument("--sets", help="pick sets, comma-separated, 'all' (default) or 'none'")
     ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--families", action="store_true",
+                    help="also print each group's jump bias by config family and place in the waves")
     a = ap.parse_args(argv)
     try:
         holdouts = dict(h.split("=", 1) for h in a.holdout)
@@ -274,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as e:
         print(f"validation.scorecard: {e}", file=sys.stderr)
         return 2
-    print(render(result))
+    print(render(result, a.families))
     if a.json:
         Path(a.json).write_text(json.dumps(result, indent=1) + "\n")
     return 0
