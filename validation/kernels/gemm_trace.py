@@ -83,11 +83,12 @@ def gemm_traced(a, b, cfg: LaunchConfig, c=None, trace=None, steps=None, program
 
 
 def warm_trace_medians(a, b, cfg: LaunchConfig, c, programs: int, reps: int, tile_stride: int = 1,
-                       tile_block: int = 1) -> dict:
+                       tile_block: int = 1, flush=None) -> dict:
     """Launch `programs` mapped programs (gemm_traced) once to compile and to bring A and B into the L2, then `reps`
     times with no flush in between (A and B stay resident: no K step waits on DRAM); the medians over the launches of
     the median CTA time and cycles and of the span, and the most CTAs one SM ran (the probes: validation/sm_side.py,
-    validation/l2_probe.py)."""
+    validation/l2_probe.py). With `flush` (a callable emptying the L2), it runs before each timed launch instead:
+    every first read of a tile waits on DRAM (validation/cold_tail.py)."""
     import numpy as np
     import torch
 
@@ -95,6 +96,8 @@ def warm_trace_medians(a, b, cfg: LaunchConfig, c, programs: int, reps: int, til
     torch.cuda.synchronize()
     durs, cycles, spans, most = [], [], [], 0
     for _ in range(reps):
+        if flush is not None:
+            flush()
         gemm_traced(a, b, cfg, c, tr, programs=programs, tile_stride=tile_stride, tile_block=tile_block)
         torch.cuda.synchronize()
         t = tr.cpu().numpy()
@@ -103,7 +106,8 @@ def warm_trace_medians(a, b, cfg: LaunchConfig, c, programs: int, reps: int, til
         spans.append(float(t[:, 2].max() - t[:, 1].min()))
         most = max(most, int(np.bincount(t[:, 0]).max()))
     return {"cta_ns": float(np.median(durs)), "cta_cycles": float(np.median(cycles)), "span_ns": float(np.median(spans)),
-            "max_ctas_on_an_sm": most, "l2": "warm (A and B resident)", "gpu": torch.cuda.get_device_name(),
+            "max_ctas_on_an_sm": most, "l2": "warm (A and B resident)" if flush is None else "cold (emptied before "
+            "each launch)", "gpu": torch.cuda.get_device_name(),
             "torch": torch.__version__, "triton": __import__("triton").__version__}
 
 
