@@ -28,6 +28,7 @@ CASES = ((5120, 5120, 704, "64x128x64_g1_w4_s3"), (5120, 5120, 384, "64x64x64_g8
 PROGRAMS = (4, 8, 16, 32, 44, 66, 88, 132)
 REPS = 7
 
+
 def collect(out: Path, reps: int = REPS, log=print) -> None:
     import torch
 
@@ -57,11 +58,13 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
                         f.flush()
                 log(f"{key} {order}: done")
 
+
 def load_records(path: str | Path) -> list[dict]:
     from wavetune.records import read_probe_records
 
     return read_probe_records(path, ("config", "order", "programs", "cache", "cta_ns", "cta_cycles", "max_ctas_on_an_sm"),
                               "python3 -m validation.cold_tail collect --out FILE")
+
 
 def report_rows(path: str | Path) -> list[dict]:
     """Per record: its CTA time over that of the fewest programs of its (config, order, cache)."""
@@ -72,6 +75,7 @@ def report_rows(path: str | Path) -> list[dict]:
     return [{**r, "vs_fewest": r["cta_ns"] / base[(r["config"], r["order"], r["cache"])]["cta_ns"],
              "cycles_vs_fewest": r["cta_cycles"] / base[(r["config"], r["order"], r["cache"])]["cta_cycles"]}
             for r in recs]
+
 
 def main(argv: list[str] | None = None) -> int:
     from validation.probe_cli import collect_or_explain
@@ -96,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(x{x['vs_fewest']:.2f}), {x['cta_cycles']:8.0f} cycles (x{x['cycles_vs_fewest']:.2f}), "
               f"at most {x['max_ctas_on_an_sm']} on an SM")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())
