@@ -351,3 +351,23 @@ def test_the_step_protocol_probe_the_sweeps_misses_are_the_kernels_not_the_timin
     with pytest.raises(ValueError, match="does not list"):
         report(d / "points.json", stray)
     assert main(["report", str(d / "points.json"), str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_the_cold_tail_probe_a_lone_cta_is_warm_or_cold_not_slowed_by_its_neighbours(tmp_path):
+    """validation.cold_tail on its committed H200 records (session 28): one CTA per SM, cold tiles cost the same
+    whatever the number of CTAs beside them; resident tiles are ~40% faster until the programs' tiles outgrow about
+    half the L2 (64x128x64 GROUP_M 1 from 32 programs), after which warm runs as cold."""
+    from pathlib import Path
+
+    from validation.cold_tail import main, report_rows
+
+    path = Path(__file__).resolve().parents[1] / "validation/data/h200/cold_tail/cold_tail.jsonl"
+    rows = report_rows(path)
+    assert all(r["max_ctas_on_an_sm"] == 1 for r in rows)
+    assert all(0.9 < r["vs_fewest"] < 1.1 for r in rows if r["cache"] == "cold")
+    t = {(r["config"], r["order"], r["cache"], r["programs"]): r["cta_ns"] for r in rows}
+    wide = "64x128x64_g1_w4_s3"
+    assert t[wide, "band", "warm", 4] < 0.6 * t[wide, "band", "cold", 4]
+    assert t[wide, "band", "warm", 132] > 0.9 * t[wide, "band", "cold", 132]
+    assert t["64x64x64_g8_w4_s4", "band", "warm", 132] < 0.75 * t["64x64x64_g8_w4_s4", "band", "cold", 132]
+    assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
