@@ -34,7 +34,7 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
 
     from validation.gpc_scope import scatter_stride
     from validation.kernels.gemm import grid_size
-    from validation.kernels.gemm_trace import local_gpu_spec, warm_trace_medians
+    from validation.kernels.gemm_trace import local_gpu_spec, random_operands, warm_trace_medians
     from validation.profiler import _Bench
 
     spec = local_gpu_spec()
@@ -44,9 +44,7 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
     with out.open("a") as f:
         for N, K, M, key in CASES:
             cfg = LaunchConfig.from_key(key)
-            a = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
-            b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
-            c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+            a, b, c = random_operands(M, N, K, gen)
             G = grid_size(M, N, cfg)
             for order, stride in (("band", 1), ("spread", scatter_stride(G))):
                 for n in (p for p in PROGRAMS if p <= spec.sm_count):

@@ -94,7 +94,7 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
 
     from validation.kernels.gemm import gemm, grid_size
     from validation.kernels.gemm_permuted import gemm_permuted
-    from validation.kernels.gemm_trace import local_gpu_spec
+    from validation.kernels.gemm_trace import local_gpu_spec, random_operands
     from validation.profiler import _Bench
     from wavesim.kernels.gemm import config_occupancy
 
@@ -105,9 +105,7 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
     with out.open("a") as f:
         for N, K, M, key in CASES:
             cfg = LaunchConfig.from_key(key)
-            a = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
-            b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
-            c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+            a, b, c = random_operands(M, N, K, gen)
             G = grid_size(M, N, cfg)
             orders = {"canonical": lambda: gemm(a, b, cfg, c)}
             slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm

@@ -40,10 +40,9 @@ def _resident_operands(spec):
         raise ValueError(f"{spec.name}'s L2 ({spec.l2_bytes / 2**20:.0f} MiB) cannot keep the probe's A and B resident "
                          f"(needs {need / 2**20:.0f} MiB); validation.l2_probe is for GPUs with a larger L2")
 
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    a = torch.randn((M_RES, K_DEPTH), device="cuda", generator=gen).to(torch.bfloat16)
-    b = torch.randn((K_DEPTH, N_RES), device="cuda", generator=gen).to(torch.bfloat16)
-    return a, b, torch.empty((M_RES, N_RES), device="cuda", dtype=torch.bfloat16)
+    from validation.kernels.gemm_trace import random_operands
+
+    return random_operands(M_RES, N_RES, K_DEPTH, torch.Generator(device="cuda").manual_seed(0))
 
 
 def _measure(f, operands, cfg: LaunchConfig, k: int, programs: int, stride: int, block: int, reps: int, log) -> None:

@@ -39,7 +39,7 @@ def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = RE
     """Every config (default CONFIGS) at 1..max CTAs/SM; a config that cannot compile or launch is logged and skipped."""
     import torch
 
-    from validation.kernels.gemm_trace import gemm_traced, local_gpu_spec, warm_trace_medians
+    from validation.kernels.gemm_trace import gemm_traced, local_gpu_spec, random_operands, warm_trace_medians
     from wavesim.kernels.gemm import config_occupancy
 
     spec = local_gpu_spec()
@@ -49,9 +49,7 @@ def collect(out: Path, configs: list[LaunchConfig] | None = None, reps: int = RE
         for cfg in configs or [LaunchConfig.from_key(k) for k in CONFIGS]:
             key = cfg.key
             M, N, K = cfg.BLOCK_M, cfg.BLOCK_N, K_DEPTH
-            a = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
-            b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
-            c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+            a, b, c = random_operands(M, N, K, gen)
             try:
                 slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm
                 gemm_traced(a, b, cfg, c, programs=spec.sm_count)   # compiles: a config that cannot is skipped

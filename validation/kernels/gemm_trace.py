@@ -111,6 +111,16 @@ def warm_trace_medians(a, b, cfg: LaunchConfig, c, programs: int, reps: int, til
             "torch": torch.__version__, "triton": __import__("triton").__version__}
 
 
+def random_operands(M: int, N: int, K: int, gen):
+    """(A, B, C) for a probe's launches on the GPU: A and B bf16 drawn from `gen` (a torch.Generator: A first, then B,
+    so a seeded generator gives every probe the same operands), C an empty bf16 M x N."""
+    import torch
+
+    a = torch.randn((M, K), device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn((K, N), device="cuda", generator=gen).to(torch.bfloat16)
+    return a, b, torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+
+
 def local_gpu_spec():
     """The visible GPU's spec (hwspecs.detect), for the probes that run on it; a clear error without one."""
     import hwspecs
