@@ -8,7 +8,7 @@
 # usage: bash validation/scripts/collect_h200_calib_cleanflush.sh
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/cleanflush
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_calib_cleanflush.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_calib_cleanflush.txt"
 python3 -m validation.cli profile --gpu h200 --shapes k-sweep --configs wave-study --no-cublas --l2-flush read \
     --out "$OUT/k_sweep_cleanflush.jsonl" --budget-s 60
 python3 -m validation.cli profile --gpu h200 --shapes $F/llm_short_shapes.jsonl --configs broad+wave-study+grouping \

@@ -9,7 +9,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_dense.sh
 DEFAULT_BUDGET=570 . "$(dirname "$0")/common.sh"
 D=validation/data/h200/dense; T=validation/data/h200/traces; mkdir -p $D
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee $D/nvidia_smi_dense.txt
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee $D/nvidia_smi_dense.txt
 tar -cf "$OUT/dense_sweeps.tar" $D/nvidia_smi_dense.txt
 # passes interleaved by layer, so that a short budget still leaves two passes of each; each of the six runs gets an
 # equal share of what is left, less 70 s for the traces

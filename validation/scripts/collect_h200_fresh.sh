@@ -8,7 +8,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_fresh.sh [PHASE]
 DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/fresh; mkdir -p $F
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_5.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_5.txt"
 C="--gpu h200 --configs wave-study+grouping --no-cublas"
 if [ "${1:-1}" = 1 ]; then
   python3 -m validation.cli profile --gpu h200 --shapes m1-fresh --configs broad --out $F/m1_fresh.jsonl --budget-s $(( $(left) / 3 ))

@@ -9,7 +9,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_fresh5.sh [PHASE]
 DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/fresh5; mkdir -p $F
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_fresh5_${1:-1}.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_fresh5_${1:-1}.txt"
 C="--gpu h200 --configs wave-study+grouping --no-cublas --shapes m-sweep-fresh5"
 if [ "${1:-1}" = 1 ]; then
   for f in validation/data/h200/gemm/llm.jsonl validation/data/h200/holdout/llm_holdout.jsonl; do

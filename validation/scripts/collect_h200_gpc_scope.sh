@@ -5,6 +5,6 @@
 # changes. Records go straight to $OUT/gpc_scope.jsonl.
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_gpc_scope.sh
 DEFAULT_BUDGET=300 . "$(dirname "$0")/common.sh"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_gpc_scope.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_gpc_scope.txt"
 timeout $(( $(left) - 5 )) python3 -m validation.gpc_scope collect --out "$OUT/gpc_scope.jsonl"
 ls -la "$OUT"

@@ -5,7 +5,7 @@
 # 3. fp16 on a subset, to check a second dtype.
 DEFAULT_BUDGET=500 . "$(dirname "$0")/common.sh"
 D=validation/data/h200/gemm
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_2.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_2.txt"
 R=$D/resume_check.jsonl; rm -f $R
 P="--gpu h200 --shapes m-sweep --configs grouping --out $R --no-cublas"
 timeout -s KILL 25 python3 -m validation.cli profile $P; echo "records after SIGKILL at 25 s: $(wc -l < $R)" | tee "$OUT/resume_check_2.txt"

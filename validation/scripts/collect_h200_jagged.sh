@@ -6,7 +6,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_jagged.sh
 DEFAULT_BUDGET=300 . "$(dirname "$0")/common.sh"
 T=validation/data/h200/traces
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_jagged.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_jagged.txt"
 python3 -m validation.trace trace --configs "$T/configs_jagged.jsonl" --N 7168 --K 7168 --reps 2 \
     --M 1792,1856,1920,2368,2432,2496,2624,2688,2752,2816,2880,3968,4032,4096,4160,4224,5120,5184,5248 \
     --out $T/trace_jagged_7168.npz

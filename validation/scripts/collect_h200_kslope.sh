@@ -8,7 +8,7 @@
 # usage: bash validation/scripts/collect_h200_kslope.sh
 DEFAULT_BUDGET=400 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/kslope
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_kslope.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_kslope.txt"
 S=$(python3 -c "print(','.join(f'{m}x4096x{k}' for m in (1024, 4096) for k in (512, 1024, 2048, 4096, 8192)))")
 for pass in 1 2; do
     python3 -m validation.cli profile --gpu h200 --configs $F/configs.jsonl --no-cublas --shapes $S --order-seed $pass \

@@ -4,6 +4,6 @@
 # straight to $OUT/l2_probe.jsonl.
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_l2_probe.sh
 DEFAULT_BUDGET=300 . "$(dirname "$0")/common.sh"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_l2_probe.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_l2_probe.txt"
 timeout $(( $(left) - 5 )) python3 -m validation.l2_probe collect --out "$OUT/l2_probe.jsonl"
 ls -la "$OUT"

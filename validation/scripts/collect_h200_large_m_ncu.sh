@@ -9,7 +9,7 @@
 # usage: [PASS=2] bash validation/scripts/collect_h200_large_m_ncu.sh
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/large_m_ncu
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_large_m_ncu.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_large_m_ncu.txt"
 tmp=$(mktemp -d)
 split -l 60 -d -a 2 $F/cases.jsonl $tmp/part
 for part in $tmp/part*; do

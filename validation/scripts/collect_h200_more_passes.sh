@@ -6,7 +6,7 @@
 # usage: [PASS=4] BUDGET=seconds bash validation/scripts/collect_h200_more_passes.sh   (PASS: the files' suffix, 3 by default)
 DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
 P=pass${PASS:-3}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_$P.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_$P.txt"
 C="--gpu h200 --configs wave-study+grouping --no-cublas"
 run() {  # shapes, file, share of what is left
   python3 -m validation.cli profile $C --shapes "$1" --out "$2" --budget-s $(( $(left) * $3 / 100 - 5 ))

@@ -6,7 +6,7 @@
 # usage: bash validation/scripts/collect_h200_msweep_cleanflush.sh
 DEFAULT_BUDGET=420 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/msweep_cleanflush; mkdir -p $F
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee $F/nvidia_smi_msweep_cleanflush.txt
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee $F/nvidia_smi_msweep_cleanflush.txt
 for pass in 1 2; do
     for L in 4096x4096 8192x2048 5120x5120; do
         [ "$(left)" -gt 30 ] || { echo "budget spent before pass $pass $L"; break; }

@@ -8,7 +8,7 @@
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/msweep_ncu; mkdir -p $F
 L=${LAYER:-8192x2048}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_msweep_ncu.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_msweep_ncu.txt"
 for part in 64:704:64 768:1408:64 1472:2176:64; do
     out=$F/counters_msweep_${L}_M${part%%:*}.jsonl
     [ -s "$out" ] && continue

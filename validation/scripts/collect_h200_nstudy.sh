@@ -8,7 +8,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_nstudy.sh
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
 D=validation/data/h200/nstudy
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee $D/nvidia_smi_nstudy.txt
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee $D/nvidia_smi_nstudy.txt
 tar -cf "$OUT/nstudy.tar" $D/nvidia_smi_nstudy.txt
 n=3
 for P in 1 2 3; do

@@ -22,7 +22,7 @@ CONFIGS=${CONFIGS:-$P/configs_power.jsonl}
 SHAPES=${SHAPES:-256x8192x3584,1024x8192x3584,4096x8192x3584,16384x8192x3584,16384x7168x8192,8192x28672x4096}
 SEEDS=${SEEDS:-0 1}
 FILE=${FILE:-power_probe.jsonl}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee -a "$OUT/nvidia_smi_power.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee -a "$OUT/nvidia_smi_power.txt"
 for seed in $SEEDS; do
     timeout $(( $(left) - 10 )) python3 -m validation.power_probe --configs $CONFIGS --shapes $SHAPES \
         --seed $seed --hold-s ${HOLD_S:-0.3} --out $P/$FILE

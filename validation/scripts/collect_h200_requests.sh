@@ -12,7 +12,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_requests.sh
 DEFAULT_BUDGET=400 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/requests; mkdir -p $F
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_requests.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_requests.txt"
 S=$(python3 -c "print(','.join(f'{m}x3072x3072' for m in range(64, 3072 + 1, 64)))")
 C="--gpu h200 --configs $F/configs.jsonl --no-cublas --shapes $S"
 python3 -m validation.cli profile $C --out $F/requests.jsonl --budget-s $(( $(left) / 2 - 5 ))

@@ -10,7 +10,7 @@ DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
 D=validation/data/h200
 declare -A FILE=([m]=holdout/m_sweep [holdout]=holdout/m_sweep_holdout [fresh]=fresh/m_sweep_fresh
                  [fresh5]=fresh5/m_sweep_fresh5 [fresh6]=fresh6/m_sweep_fresh6 [fresh7]=fresh7/m_sweep_fresh7)
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_shuffled_$1.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_shuffled_$1.txt"
 for s in "$@"; do
   shapes=m-sweep-$s; [ $s = m ] && shapes=m-sweep
   for P in 5 6; do

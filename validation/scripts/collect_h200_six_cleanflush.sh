@@ -7,7 +7,7 @@
 # --order-seed PASS; records go straight to $OUT/six_cleanflush_passPASS_MLO.jsonl (a call cut short keeps them).
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_six_cleanflush.sh PART...
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_six_cleanflush.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_six_cleanflush.txt"
 n=$#
 for part in "$@"; do
     IFS=: read -r pass layers lo hi <<< "$part"

@@ -14,7 +14,7 @@
 DEFAULT_BUDGET=560 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/stages; mkdir -p $F
 N=${N:-3072}; K=${K:-3072}; T=${TAG:+_$TAG}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_stages$T.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_stages$T.txt"
 S=$(python3 -c "print(','.join(f'{m}x${N}x${K}' for m in range(${M_STEP:-64}, ${M_MAX:-4096} + 1, ${M_STEP:-64})))")
 C="--gpu h200 --configs $F/${CONFIGS:-configs.jsonl} --no-cublas --shapes $S"
 python3 -m validation.cli profile $C --out $F/stages$T.jsonl --budget-s $(( $(left) / 2 - 5 ))

@@ -9,7 +9,7 @@
 # usage: bash validation/scripts/collect_h200_stages_large.sh
 DEFAULT_BUDGET=420 . "$(dirname "$0")/common.sh"
 F=validation/data/h200/stages_large
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_stages_large.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_stages_large.txt"
 S=16384x8192x3584,4096x16384x3072,8192x28672x4096,4096x4096x4096,6000x16384x6656
 for pass in 1 2; do
     python3 -m validation.cli profile --gpu h200 --configs $F/configs.jsonl --no-cublas --shapes $S --order-seed $pass \

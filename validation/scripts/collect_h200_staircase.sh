@@ -7,7 +7,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_staircase.sh [PHASE]
 DEFAULT_BUDGET=520 . "$(dirname "$0")/common.sh"
 H=validation/data/h200/holdout
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_3.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_3.txt"
 C="--gpu h200 --configs wave-study+grouping --no-cublas"
 if [ "${1:-1}" = 1 ]; then
   python3 -m validation.cli profile $C --shapes m-sweep-holdout --out $H/m_sweep_holdout.jsonl --budget-s $(( $(left) / 2 ))

@@ -8,7 +8,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_step_protocol.sh
 DEFAULT_BUDGET=420 . "$(dirname "$0")/common.sh"
 D=validation/data/h200
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_step_protocol.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_step_protocol.txt"
 timeout $(( $(left) - 90 )) python3 -m validation.step_protocol collect --points $D/step_protocol/points.json --out "$OUT/step_protocol.jsonl"
 timeout $(( $(left) - 5 )) python3 -m validation.trace trace --configs $D/traces/configs_half_tile.jsonl --N 4096 --K 4096 \
     --M 1216:1664:64 --reps 2 --l2-flush read --out "$OUT/trace_half_tile_4096.npz"

@@ -5,7 +5,7 @@
 # usage: bash validation/scripts/collect_h200_traces.sh
 DEFAULT_BUDGET=500 . "$(dirname "$0")/common.sh"
 T=validation/data/h200/traces
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_4.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_4.txt"
 # 1, 2 and 3 CTAs/SM configs, then the 3-8 CTAs/SM ones (two files: each stays under the 16 MiB a file may bring back)
 python3 -m validation.trace trace --configs "$T/configs_a.jsonl" --N 4096 --K 4096 --M 256:8192:256 --reps 2 --out $T/trace_4096_a.npz
 python3 -m validation.trace trace --configs "$T/configs_b.jsonl" --N 4096 --K 4096 --M 256:8192:256 --reps 2 --out $T/trace_4096_b.npz

@@ -9,7 +9,7 @@
 # usage: BUDGET=seconds bash validation/scripts/collect_h200_traces_gpc.sh
 DEFAULT_BUDGET=540 . "$(dirname "$0")/common.sh"
 T=validation/data/h200/traces
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_traces_gpc.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_traces_gpc.txt"
 part() {  # NAME CONFIGS N K M
     timeout $(( $(left) - 5 )) python3 -m validation.trace trace --configs "$T/$2" --N $3 --K $4 --M $5 --reps 2 \
         --l2-flush read --out "$OUT/trace_gpc_$1.npz" || echo "part $1 did not finish"

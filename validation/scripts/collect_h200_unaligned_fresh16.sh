@@ -10,5 +10,5 @@ SHAPES=16x32001x4096,512x32001x4096,2048x32001x4096,256x768x50257,2048x768x50257
 python3 -m validation.cli profile --gpu h200 --shapes $SHAPES --configs broad+wave-study+grouping --target-ms 10 \
     --max-reps 30 --out $D/unaligned_fresh16.jsonl --budget-s $(( $(left) - 20 ))
 cp $D/unaligned_fresh16.jsonl "$OUT/"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$OUT/nvidia_smi_fresh16.txt"
+nvidia-smi --query-gpu=name,serial,driver_version,clocks.max.sm,power.limit --format=csv > "$OUT/nvidia_smi_fresh16.txt"
 ls -la "$OUT"

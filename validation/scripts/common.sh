@@ -11,7 +11,7 @@ left() { echo $(( BUDGET - ($(date +%s) - t0) )); }
 # validation/data/h200/NAME/m_sweep_NAME_pass{1,2,3}.jsonl, with the GPU's state first; copies land in $OUT.
 sweep_passes() {
     local name=$1 F=validation/data/h200/$1
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_$name.txt"
+    nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_$name.txt"
     for pass in 1 2 3; do
         python3 -m validation.cli profile --gpu h200 --configs wave-study+grouping --no-cublas --shapes $F/shapes.jsonl \
             --order-seed $pass --out $F/m_sweep_${name}_pass$pass.jsonl --budget-s $(( $(left) / (4 - pass) - 5 ))
