@@ -263,7 +263,7 @@ def test_jump_bias_pools_group_m_and_splits_by_place():
     from validation.staircase import family_jumps, jump_bias
 
     def cfg(key, p1, p2, sim):
-        return {"config": key, "ctas_per_sm": 1, "measured_ms": p1, "repeat": {"measured_ms": p2},
+        return {"config": key, "ctas_per_sm": 1, "measured_ms": p1, "repeat": {"measured_ms": p2}, "M": [64, 128, 192, 256],
                 "calibrated": {"sim_ms": sim, "waves": [1, 1, 2, 2]}}
 
     configs = [cfg("64x64x64_g8_w4_s3", [1.0, 1.0, 1.5, 1.5], [1.0, 1.0, 1.5, 1.52], [1.0, 1.0, 1.4, 1.4]),
@@ -275,3 +275,7 @@ def test_jump_bias_pools_group_m_and_splits_by_place():
     assert row["bias_median"] == pytest.approx(-0.10) and row["abs_error_median"] == pytest.approx(0.10)
     assert row["measured_median"] == pytest.approx(0.55) and row["pass_to_pass_median"] == pytest.approx(0.0)
     assert jump_bias(jumps, floor=0.7) == []
+    # with the sweep's N and the SMs, a first-wave place says what the busiest SM did: M 64 -> 128 on N = 64 x 4 over
+    # 4 SMs is 4 -> 8 tiles, the busiest SM 1 -> 2 CTAs; over 8 SMs more SMs at 1 CTA
+    assert family_jumps(configs, "calibrated", 256, 4)[0]["place"] == "first wave, busiest SM 1 -> 2 CTAs"
+    assert family_jumps(configs, "calibrated", 256, 8)[0]["place"] == "first wave, more SMs at 1 CTAs"

@@ -87,7 +87,7 @@ def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = 
                     # the curve's shape against the first pass (issue 3's third figure)
                     "err_worst": cal["median_err_scaled_worst_config"],
                     "errs": [c["calibrated"]["median_err_scaled"] for c in st["configs"]],
-                    "jumps": family_jumps(rep, "calibrated")})
+                    "jumps": family_jumps(rep, "calibrated", N, spec.sm_count)})
     return out
 
 

@@ -260,17 +260,26 @@ def _median_p90(xs: list[float]) -> dict[str, float]:
     return {"median": float(np.median(xs)), "p90": float(np.percentile(xs, 90))} if xs else {}
 
 
-def family_jumps(configs: list[dict], name: str) -> list[dict[str, Any]]:
+def family_jumps(configs: list[dict], name: str, N: int | None = None,
+                 sm_count: int | None = None) -> list[dict[str, Any]]:
     """Every grid point's jump of configs measured twice, with its family (the config's tile, warps and stages; GROUP_M
-    pooled, as it changes neither the grid nor the waves) and place (step_place): the two passes' and the simulator's."""
+    pooled, as it changes neither the grid nor the waves) and place (step_place): the two passes' and the simulator's.
+    Given the sweep's N and the GPU's SMs, a place inside the first wave also says whether the busiest SM gained a CTA
+    (a co-residence step) or more SMs reached its count."""
     out = []
     for c in configs:
         family = "_".join(p for p in c["config"].split("_") if not p.startswith("g"))
         j1, j2 = jump_sizes(c["measured_ms"]), jump_sizes(c["repeat"]["measured_ms"])
         js = jump_sizes(c[name]["sim_ms"])
+        bm, bn = (int(x) for x in c["config"].split("_")[0].split("x")[:2])
         for i in range(1, len(js)):
-            out.append({"family": family, "place": step_place(c[name]["waves"], i, c["ctas_per_sm"]),
-                        "passes": (float(j1[i]), float(j2[i])), "simulated": float(js[i])})
+            place = step_place(c[name]["waves"], i, c["ctas_per_sm"])
+            if N and sm_count and c[name]["waves"][i] == 1:
+                k0, k1 = (-(-(-(-m // bm) * -(-N // bn)) // sm_count) for m in c["M"][i - 1:i + 1])
+                place = (f"first wave, busiest SM {k0} -> {k1} CTAs" if k1 > k0 else
+                         f"first wave, more SMs at {k1} CTAs")
+            out.append({"family": family, "place": place, "passes": (float(j1[i]), float(j2[i])),
+                        "simulated": float(js[i])})
     return out
 
 
