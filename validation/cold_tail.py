@@ -21,8 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-from wavetune.config import LaunchConfig
-
 # (N, K, M, config): the tails of NOTES session 28 (C's tiles over which the programs are placed)
 CASES = ((5120, 5120, 704, "64x128x64_g1_w4_s3"), (5120, 5120, 384, "64x64x64_g8_w4_s4"))
 PROGRAMS = (4, 8, 16, 32, 44, 66, 88, 132)
@@ -30,21 +28,16 @@ REPS = 7
 
 
 def collect(out: Path, reps: int = REPS, log=print) -> None:
-    import torch
-
     from validation.gpc_scope import scatter_stride
     from validation.kernels.gemm import grid_size
-    from validation.kernels.gemm_trace import local_gpu_spec, random_operands, warm_trace_medians
+    from validation.kernels.gemm_trace import case_operands, local_gpu_spec, warm_trace_medians
     from validation.profiler import _Bench
 
     spec = local_gpu_spec()
     bench = _Bench("cuda", "read")
-    gen = torch.Generator(device="cuda").manual_seed(0)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
-        for N, K, M, key in CASES:
-            cfg = LaunchConfig.from_key(key)
-            a, b, c = random_operands(M, N, K, gen)
+        for N, K, M, key, cfg, (a, b, c) in case_operands(CASES):
             G = grid_size(M, N, cfg)
             for order, stride in (("band", 1), ("spread", scatter_stride(G))):
                 for n in (p for p in PROGRAMS if p <= spec.sm_count):

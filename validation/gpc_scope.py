@@ -94,18 +94,15 @@ def collect(out: Path, reps: int = REPS, log=print) -> None:
 
     from validation.kernels.gemm import gemm, grid_size
     from validation.kernels.gemm_permuted import gemm_permuted
-    from validation.kernels.gemm_trace import local_gpu_spec, random_operands
+    from validation.kernels.gemm_trace import case_operands, local_gpu_spec
     from validation.profiler import _Bench
     from wavesim.kernels.gemm import config_occupancy
 
     spec = local_gpu_spec()
     bench = _Bench("cuda", "read")
-    gen = torch.Generator(device="cuda").manual_seed(0)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
-        for N, K, M, key in CASES:
-            cfg = LaunchConfig.from_key(key)
-            a, b, c = random_operands(M, N, K, gen)
+        for N, K, M, key, cfg, (a, b, c) in case_operands(CASES):
             G = grid_size(M, N, cfg)
             orders = {"canonical": lambda: gemm(a, b, cfg, c)}
             slots = config_occupancy(spec, cfg, "bf16", N, K)[0].ctas_per_sm

@@ -121,6 +121,16 @@ def random_operands(M: int, N: int, K: int, gen):
     return a, b, torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
 
 
+def case_operands(cases):
+    """For each (N, K, M, config key) of a probe's cases, in order: (N, K, M, key, its LaunchConfig, (A, B, C)), the
+    operands drawn from one generator seeded 0 (random_operands), so a probe's cases get the same operands every run."""
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for N, K, M, key in cases:
+        yield N, K, M, key, LaunchConfig.from_key(key), random_operands(M, N, K, gen)
+
+
 def local_gpu_spec():
     """The visible GPU's spec (hwspecs.detect), for the probes that run on it; a clear error without one."""
     import hwspecs
