@@ -224,6 +224,30 @@ def test_group_m_sibling_yardstick_scores_measured_curves_like_the_simulator():
     assert group_m_reference([other], "calibrated") is None
 
 
+def test_group_m_ordering_counts_siblings_the_passes_put_apart_and_how_the_simulator_orders_them():
+    """Hand-made GROUP_M siblings: points where every pass has one ahead by > 5% count; the simulator is right, wrong
+    or calls them even (< 1%) there; a point where the passes disagree, or differ by under 5%, is left out."""
+    from validation.staircase import group_m_ordering
+
+    M = [64, 128, 192, 256, 320]
+
+    def cfg(key, p1, p2, sim):
+        return {"config": key, "M": M, "measured_ms": p1, "repeat": {"measured_ms": p2}, "calibrated": {"sim_ms": sim}}
+
+    g1 = cfg("64x128x64_g1_w4_s3", [1.0, 1.2, 1.2, 1.03, 1.2], [1.0, 1.2, 1.2, 1.03, 1.0], [1.0, 1.3, 1.0, 1.0, 1.0])
+    g8 = cfg("64x128x64_g8_w4_s3", [1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.1], [1.0, 1.0, 1.2, 1.005, 1.0])
+    # 128: g1 20% slower in both passes, simulated 30% slower (right); 192: simulated 1/1.2 (wrong); 256: 3% apart,
+    # left out; 320: the passes disagree, left out; 64: even everywhere
+    other = cfg("64x64x64_g8_w4_s4", [1.0] * 5, [2.0] * 5, [1.0] * 5)        # no sibling: left out
+    got = group_m_ordering([g1, g8, other], "calibrated")
+    assert (got["group_m_differ"], got["group_m_right"], got["group_m_wrong"]) == (2, 1, 1)
+    g8["calibrated"]["sim_ms"][2] = 1.005                                     # within the tie: neither right nor wrong
+    got = group_m_ordering([g1, g8], "calibrated")
+    assert (got["group_m_differ"], got["group_m_right"], got["group_m_wrong"]) == (2, 1, 0)
+    assert len(got["group_m_log_ratio_errors"]) == len(M)
+    assert got["group_m_log_ratio_errors"][1] == pytest.approx(abs(np.log(1.3) - np.log(1.2)))
+
+
 def test_load_shapes_reads_long_comma_lists_named_sets_and_rejects_the_rest(tmp_path):
     from validation.shapesets import load_shapes
 

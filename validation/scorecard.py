@@ -8,7 +8,8 @@ What it scores is described in validation/data/<gpu>/scorecard.json:
     pass shows, how many of them the simulator predicts at the same M, and its predicted jumps that no pass shows
     (validation.staircase.single_pass_agreement); the same read away from the 15% threshold (clear_agreement: the
     steps every pass shows by more than 18%, missed where the simulator's jump is under 12%, and its jumps over 18%
-    where every pass is under 12%), and the median error after one scale per config against the first pass. A
+    where every pass is under 12%), the median error after one scale per config against the first pass, and how the
+    simulator orders configs that differ only in GROUP_M where every pass has them > 5% apart (group_m_ordering). A
     study may name a hold-out calibration (a fit that never saw its layer) to be scored with instead of
     --calibration;
   * pick sets: per shape, the measured time of the config with the smallest simulated time over the measured best
@@ -70,7 +71,7 @@ def _load_pass(gpu: str, files: Sequence[str]) -> list:
 def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Per swept layer of a study (one list of measurements per pass, at least two): the steps every pass shows,
     of them predicted at the same M, and predicted jumps in no pass."""
-    from validation.staircase import clear_agreement, family_jumps, find_sweeps, staircase_analysis
+    from validation.staircase import clear_agreement, family_jumps, find_sweeps, group_m_ordering, staircase_analysis
 
     if len(passes) < 2:
         raise ValueError("a sweep study needs at least two measured passes")
@@ -84,6 +85,7 @@ def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = 
         out.append({"N": N, "K": K, "passes": sp["passes"], "every": sp["steps_in_every_pass"],
                     "predicted": sp["steps_in_every_pass"] - sp["missed_of_them"],
                     "no_pass": sp["predicted_in_no_pass"], **clear_agreement(rep, "calibrated"),
+                    **group_m_ordering(rep, "calibrated"),
                     # the curve's shape against the first pass (issue 3's third figure)
                     "err_worst": cal["median_err_scaled_worst_config"],
                     "errs": [c["calibrated"]["median_err_scaled"] for c in st["configs"]],
@@ -206,7 +208,10 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
                 rows.append({**r, "calibration": key or "given"})
         result["groups"][g] = {"layers": rows, **{k: sum(r[k] for r in rows) for k in
                                                   ("every", "predicted", "no_pass", "clear_steps", "clear_missed",
-                                                   "clear_spurious")},
+                                                   "clear_spurious", "group_m_differ", "group_m_right",
+                                                   "group_m_wrong")},
+                               "group_m_log_error_median": float(np.median(
+                                   [e for r in rows for e in r.pop("group_m_log_ratio_errors")] or [np.nan])),
                                "err_median": float(np.median([e for r in rows for e in r.pop("errs")])),
                                "err_worst": max(r["err_worst"] for r in rows),
                                "families": jump_bias([j for r in rows for j in r.pop("jumps")])}
@@ -229,7 +234,7 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
 
 def render(result: dict[str, Any], families: bool = False) -> str:
     """The figures as text; with `families`, each group's jump bias by family and place as well (jump_bias)."""
-    from validation.staircase import BIAS_FLOOR, CLEAR_MARGIN, STEP_THRESHOLD
+    from validation.staircase import BIAS_FLOOR, CLEAR_MARGIN, GROUP_M_GAP, GROUP_M_TIE, STEP_THRESHOLD
 
     lines = [f"scorecard for {result['gpu']}, calibration {result['calibration']}"]
     for g, r in result["groups"].items():
@@ -240,6 +245,10 @@ def render(result: dict[str, Any], families: bool = False) -> str:
         lines.append(f"  {'':8s} clear steps (every pass > {hi}) {r['clear_steps']}, missed (< {lo}) {r['clear_missed']}, "
                      f"clear jumps (> {hi}) where every pass < {lo}: {r['clear_spurious']}; error after one scale per "
                      f"config: median {r['err_median']:.1%}, worst config {r['err_worst']:.1%}")
+        lines.append(f"  {'':8s} GROUP_M siblings every pass puts > {GROUP_M_GAP:.0%} apart {r['group_m_differ']}: "
+                     f"ordered right {r['group_m_right']}, wrong {r['group_m_wrong']}, called even (< {GROUP_M_TIE:.0%}) "
+                     f"{r['group_m_differ'] - r['group_m_right'] - r['group_m_wrong']}; median |log(simulated / "
+                     f"measured sibling ratio)| {r['group_m_log_error_median']:.3f}")
         if families:
             lines.append(f"  {'':8s} jumps over {BIAS_FLOOR:.0%} by family and place: simulated - measured (median), "
                          f"|error|, measured, the passes' own difference")

@@ -36,6 +36,10 @@ STEP_THRESHOLD = 0.15     # a jump of more than 15% between consecutive M is a s
 CLEAR_MARGIN = 0.03
 MAX_ERR = 0.08            # must-show: median error after one scale per config
 BIAS_FLOOR = 0.08         # jump_bias counts the grid points where a pass mean or the simulator jumps more than this
+# group_m_ordering: GROUP_M siblings at one M count when every pass puts the same one ahead by more than GROUP_M_GAP
+# (about twice CLEAR_MARGIN: well beyond two passes' difference); the simulator calls them even within GROUP_M_TIE
+GROUP_M_GAP = 0.05
+GROUP_M_TIE = 0.01
 
 
 # ============================================================================ pure functions
@@ -360,7 +364,7 @@ def single_pass_agreement(configs: list[dict], name: str, threshold: float = STE
         spur = miss = 0
         near_best: dict[str, dict[str, float]] = {}
         for c, ps in zip(configs, passes):
-            logs = np.log([c["measured_ms"], c["repeat"]["measured_ms"], *c["repeat"]["more_passes_ms"]][:n])
+            logs = np.log(_passes(c)[:n])
             for p, ref in enumerate(ps):
                 mean = np.exp(np.delete(logs, p, axis=0).mean(axis=0))
                 pr = {c["M"][i] for i in detect_steps(mean, threshold)}
@@ -378,17 +382,58 @@ def clear_agreement(configs: list[dict], name: str, threshold: float = STEP_THRE
     its clear jumps (over threshold + margin) where every pass jumps by less than threshold - margin. What the strict
     figures count beyond these are jumps within the margin of 15% on one side or the other."""
     clear = missed = spurious = 0
-    n = min(2 + len(c["repeat"].get("more_passes_ms", [])) for c in configs) if configs else 2
+    n = min(len(_passes(c)) for c in configs) if configs else 2
     for c in configs:
-        rep = c["repeat"]
-        curves = [c["measured_ms"], rep["measured_ms"], *rep.get("more_passes_ms", [])]
-        hw = np.array([jump_sizes(m) for m in curves[:n]])
+        hw = np.array([jump_sizes(m) for m in _passes(c)[:n]])
         sim = jump_sizes(c[name]["sim_ms"])
         steps = (hw > threshold + margin).all(axis=0)
         clear += int(steps.sum())
         missed += int((steps & (sim < threshold - margin)).sum())
         spurious += int(((sim > threshold + margin) & (hw < threshold - margin).all(axis=0)).sum())
     return {"clear_steps": clear, "clear_missed": missed, "clear_spurious": spurious}
+
+
+def _group_m_siblings(configs: list[dict]) -> dict[tuple, list[dict]]:
+    """Configs grouped by everything but GROUP_M (tile, warps, stages): siblings share their grid and waves."""
+    from wavetune.config import LaunchConfig
+
+    family: dict[tuple, list[dict]] = {}
+    for c in configs:
+        cfg = LaunchConfig.from_key(c["config"])
+        family.setdefault((cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K, cfg.num_warps, cfg.num_stages), []).append(c)
+    return family
+
+
+def group_m_ordering(configs: list[dict], name: str, gap: float = GROUP_M_GAP, tie: float = GROUP_M_TIE) -> dict:
+    """Does the simulator order GROUP_M siblings as the hardware does? Over every M where two siblings were measured
+    (configs with a repeat pass; more passes count too), the points where every pass has the same sibling ahead by
+    more than `gap` ("differ"), and of them those where the simulator has it ahead ("right"), the other one ahead
+    ("wrong"), or calls them even within `tie`; and the median |log(simulated ratio / measured ratio)| over all the
+    siblings' points (measured: the passes' geometric mean), which a GROUP_M-blind simulator leaves at the
+    hardware's own spread."""
+    differ = right = wrong = 0
+    errs: list[float] = []
+    for members in _group_m_siblings(configs).values():
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                if a["M"] != b["M"]:
+                    continue
+                hw = np.log([np.asarray(pa) / np.asarray(pb) for pa, pb in zip(_passes(a), _passes(b))])
+                sim = np.log(np.asarray(a[name]["sim_ms"]) / np.asarray(b[name]["sim_ms"]))
+                errs += np.abs(sim - hw.mean(axis=0)).tolist()
+                ahead = (np.abs(hw) > np.log1p(gap)).all(axis=0) & (np.sign(hw) == np.sign(hw[0])).all(axis=0)
+                called = np.abs(sim) > np.log1p(tie)
+                differ += int(ahead.sum())
+                right += int((ahead & called & (np.sign(sim) == np.sign(hw[0]))).sum())
+                wrong += int((ahead & called & (np.sign(sim) != np.sign(hw[0]))).sum())
+    return {"group_m_differ": differ, "group_m_right": right, "group_m_wrong": wrong,
+            "group_m_log_ratio_errors": errs}
+
+
+def _passes(c: dict) -> list:
+    """A config's measured curves, first pass first (repeat and further passes where there are)."""
+    rep = c.get("repeat", {})
+    return [c["measured_ms"], *([rep["measured_ms"]] if rep else []), *rep.get("more_passes_ms", [])]
 
 
 def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
@@ -400,12 +445,7 @@ def group_m_reference(configs: list[dict], name: str) -> dict[str, Any] | None:
 
     It is a yardstick, not a target: launch order changes L2 reuse, so siblings are different kernels, but
     they are the closest measured curves there are."""
-    from wavetune.config import LaunchConfig
-
-    family: dict[tuple, list[dict]] = {}
-    for c in configs:
-        cfg = LaunchConfig.from_key(c["config"])
-        family.setdefault((cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K, cfg.num_warps, cfg.num_stages), []).append(c)
+    family = _group_m_siblings(configs)
     pairs = spurious = missed = 0
     diffs: list[float] = []
     targets: dict[str, dict] = {}
