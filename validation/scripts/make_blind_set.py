@@ -7,6 +7,12 @@ them was chosen by looking at the model.
 
     PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 19 --configs 160 --shapes 12 \
         --out validation/data/h200/fresh19
+
+With --group-m-siblings the configs are instead every tile of SIBLING_TILES at each GROUP_M of SIBLING_GROUPS (configs
+that differ only in the launch order), and the shapes are aligned with M from --min-m up (a GROUP_M set: session 29):
+
+    PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 33 --group-m-siblings --shapes 20 --min-m 128 \
+        --out validation/data/h200/fresh33
 """
 
 from __future__ import annotations
@@ -27,6 +33,13 @@ STAGES = (1, 2, 3, 4, 5, 6)
 GROUPS = (1, 2, 4, 8, 16, 32)
 ELEMENT_BYTES = 2   # bf16
 MAX_ACCUMULATOR_REGS = 128  # fp32 accumulator elements per thread (BM x BN / threads)
+# (BM, BN, BK, warps, stages): the Hopper-era Triton matmul tutorial's autotuning list (python/tutorials/03-matrix-
+# multiplication.py, get_cuda_autotune_config; it launches all of them with GROUP_SIZE_M 8) and the three tiles of the
+# wave-study sweeps
+SIBLING_TILES = ((128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4),
+                 (128, 32, 32, 4, 4), (64, 32, 32, 2, 5), (32, 64, 32, 2, 5), (64, 128, 64, 4, 3), (128, 128, 64, 4, 3),
+                 (64, 64, 64, 4, 4))
+SIBLING_GROUPS = (1, 4, 8, 16)
 
 
 def main() -> None:
@@ -36,11 +49,17 @@ def main() -> None:
     ap.add_argument("--shapes", type=int, default=12)
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--group-m-siblings", action="store_true",
+                    help="configs: SIBLING_TILES x SIBLING_GROUPS; shapes: aligned, M from --min-m")
+    ap.add_argument("--min-m", type=int, default=1, help="smallest M of the log-uniform draw")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     smem = hwspecs.load_gpu(a.gpu).arch.smem_per_cta_optin_bytes
     configs: dict[tuple, dict] = {}
-    while len(configs) < a.configs:
+    if a.group_m_siblings:
+        configs = {(bm, bn, bk, g, w, st): dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, num_warps=w, num_stages=st)
+                   for bm, bn, bk, w, st in SIBLING_TILES for g in SIBLING_GROUPS}
+    while len(configs) < a.configs and not a.group_m_siblings:
         bm, bn, bk = (int(rng.choice(POW2_TILES)), int(rng.choice(POW2_TILES)), int(rng.choice(K_TILES)))
         c = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=int(rng.choice(GROUPS)), num_warps=int(rng.choice(WARPS)),
                  num_stages=int(rng.choice(STAGES)))
@@ -55,9 +74,9 @@ def main() -> None:
     (out / "blind_configs.jsonl").write_text("".join(json.dumps(c) + "\n" for c in configs.values()))
     shapes = []
     for i in range(a.shapes):
-        M = max(1, round(math.exp(rng.uniform(0.0, math.log(8192)))))
+        M = max(1, round(math.exp(rng.uniform(math.log(a.min_m), math.log(8192)))))
         N, K = (64 * max(8, round(math.exp(rng.uniform(math.log(512), math.log(16384))) / 64)) for _ in range(2))
-        if i == a.shapes - 1:
+        if i == a.shapes - 1 and not a.group_m_siblings:
             N += int(rng.integers(1, 16))   # one shape Triton compiles unaligned
         shapes.append({"M": M, "N": N, "K": K})
     (out / "blind_shapes.jsonl").write_text("".join(json.dumps(s) + "\n" for s in shapes))
