@@ -33,6 +33,8 @@ def test_sealed_groups_are_scored_only_when_named():
     groups, sets = sc.selection(doc, None, None)
     assert "fresh32" not in groups and "six" in groups and sets == [*doc["pick_sets"], *doc["ncu_pick_sets"]]
     assert sc.selection(doc, ["fresh32"], [])[0] == ["fresh32"]
+    assert "fresh33" in doc["group_m_sets"] and "fresh33" in doc["sealed"]       # a sealed GROUP_M set
+    assert sc.selection(doc, [], ["fresh33"])[1] == ["fresh33"]
     with pytest.raises(ValueError, match="unknown group.*described"):
         sc.selection(doc, ["nope"], None)
     with pytest.raises(ValueError, match="unknown pick set"):
@@ -371,3 +373,31 @@ def test_the_cold_tail_probe_a_lone_cta_is_warm_or_cold_not_slowed_by_its_neighb
     assert t[wide, "band", "warm", 132] > 0.9 * t[wide, "band", "cold", 132]
     assert t["64x64x64_g8_w4_s4", "band", "warm", 132] < 0.75 * t["64x64x64_g8_w4_s4", "band", "cold", 132]
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_group_m_set_scores_the_simulators_group_m_choice_and_order_against_every_pass(monkeypatch):
+    """Hand-made passes of one shape: three GROUP_M siblings of one tile and a tile without siblings; a stand-in
+    simulator that ranks GROUP_M 16 < 8 < 1. Its GROUP_M pick (16) is scored against the siblings' best over both
+    passes (8), and of the three sibling pairs the two that both passes put > 5% apart count, ordered right."""
+    import types
+
+    import wavesim.kernels.gemm as gemm
+
+    spec = hwspecs.load_gpu("h200")
+    tile = dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=3)
+    cfg = {g: LaunchConfig(GROUP_M=g, **tile) for g in (1, 8, 16)}
+    lone = LaunchConfig(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3)
+    shape = (1024, 4096, 4096)
+    p1 = [_record(*shape, cfg[1], 1.3), _record(*shape, cfg[8], 1.0), _record(*shape, cfg[16], 1.02),
+          _record(*shape, lone, 0.9)]
+    p2 = [_record(*shape, cfg[1], 1.25), _record(*shape, cfg[8], 1.0), _record(*shape, cfg[16], 1.04),
+          _record(*shape, lone, 0.9)]
+    fake = {1: 1.2, 8: 1.1, 16: 1.0}
+    monkeypatch.setattr(gemm, "simulate_batch", lambda b, params=None: types.SimpleNamespace(
+        makespan_s=np.array([fake.get(int(g), 1.0) for g in b.group_m])))
+    got = sc.group_m_set_scores(spec, [p1, p2], None)
+    assert got["families"] == 1
+    assert got["group_m_pick_regret"] == pytest.approx(float(np.sqrt(1.02 * 1.04)))
+    assert (got["group_m_differ"], got["group_m_right"], got["group_m_wrong"]) == (2, 2, 0)
+    with pytest.raises(ValueError, match="two passes"):
+        sc.group_m_set_scores(spec, [p1], None)

@@ -19,8 +19,11 @@ What it scores is described in validation/data/<gpu>/scorecard.json:
     (validation/counters.py --time-only): per shape the time of the simulator's pick among the candidates over the
     best candidate's (times: the geometric mean over passes), and one pass's best scored on another (the yardstick's
     own noise). At M > 1024 a profiler pass ranks configs only to a few percent (NOTES session 25); these do not.
-Sealed groups (the description's "sealed") are scored only when --groups names them: they are kept to decide one
-model change, once, by a rule written before (NOTES.md).
+  * GROUP_M sets: configs measured at several GROUP_M each, one list of files per pass: the pick regret over each
+    shape's configs, and per shape and tile the simulator's GROUP_M choice over the siblings' best and how it orders
+    the siblings (group_m_set_scores).
+Sealed groups and sets (the description's "sealed") are scored only when --groups or --sets names them: they are kept
+to decide one model change, once, by a rule written before (NOTES.md).
 
 To score a model variant, fit it as shipped (`wavetune calibrate --gpu h200 --measurements
 validation/data/h200/gemm/*.jsonl --out A.json`, and with `--holdout-nk 4096x4096 --out B.json`) and run
@@ -115,6 +118,43 @@ def pick_regrets(spec, measurements: list, params, dtype: str = "bf16") -> dict[
     return out
 
 
+def group_m_set_scores(spec, passes: list[list], params) -> dict[str, Any]:
+    """A GROUP_M set (configs measured at several GROUP_M each, two passes or more): per shape and tile (everything but
+    GROUP_M), the measured time of the simulator's GROUP_M choice over the siblings' best (times: the geometric mean over
+    passes; geometric mean over shape x tile), and how it orders the siblings (validation.staircase.sibling_order)."""
+    from validation.staircase import sibling_order
+    from validation.suite import geomean
+    from wavesim.kernels.gemm import GemmBatch, simulate_batch
+    from wavetune.config import fastest
+
+    if len(passes) < 2:
+        raise ValueError("a GROUP_M set needs two passes or more")
+    times = [{(m.problem.M, m.problem.N, m.problem.K, m.config): m.ms for m in p if m.ok and m.config is not None}
+             for p in passes]
+    keys = sorted(set.intersection(*(set(t) for t in times)), key=lambda k: (k[:3], k[3].key))
+    keys = [k for k in keys if k[1] % ALIGNMENT == 0 and k[2] % ALIGNMENT == 0]
+    b = GemmBatch.build(spec, "bf16", *([k[i] for k in keys] for i in range(3)), [k[3] for k in keys])
+    sim = dict(zip(keys, simulate_batch(b, params).makespan_s))
+    families: dict[tuple, list] = defaultdict(list)
+    for k in keys:
+        c = k[3]
+        families[(k[:3], c.BLOCK_M, c.BLOCK_N, c.BLOCK_K, c.num_warps, c.num_stages)].append(k)
+    regrets, hw, simr = [], [], []
+    for members in families.values():
+        if len(members) < 2:
+            continue
+        t = np.exp(np.mean([[np.log(tp[k]) for k in members] for tp in times], axis=0))
+        regrets.append(t[fastest([sim[k] for k in members], [k[3] for k in members])] / t.min())
+        for i, a in enumerate(members):
+            for o in members[i + 1:]:
+                hw.append([np.log(tp[a] / tp[o]) for tp in times])
+                simr.append(np.log(sim[a] / sim[o]))
+    order = sibling_order(np.array(hw).T if hw else np.zeros((len(times), 0)), np.array(simr))
+    errs = order.pop("group_m_log_ratio_errors")
+    return {"families": len(regrets), "group_m_pick_regret": geomean(regrets) if regrets else float("nan"),
+            **order, "group_m_log_error_median": float(np.median(errs)) if errs else float("nan")}
+
+
 def _ncu_pass(gpu: str, patterns: Sequence[str]) -> dict[tuple[int, int, int], dict]:
     """{shape: {config: ncu time (ns)}} of one pass's counters files (glob patterns under validation/data/<gpu>/)."""
     from validation.counters import load_counters
@@ -155,8 +195,8 @@ def selection(doc: dict[str, Any], groups: Sequence[str] | None, sets: Sequence[
     """(groups, sets) to score: None means every unsealed group / every set; names must be described."""
     sealed = doc.get("sealed", {})
     groups = [g for g in doc["sweep_groups"] if g not in sealed] if groups is None else list(groups)
-    all_sets = [*doc["pick_sets"], *doc.get("ncu_pick_sets", {})]
-    sets = all_sets if sets is None else list(sets)
+    all_sets = [*doc["pick_sets"], *doc.get("ncu_pick_sets", {}), *doc.get("group_m_sets", {})]
+    sets = [s for s in all_sets if s not in sealed] if sets is None else list(sets)
     for kind, names, known in (("group", groups, doc["sweep_groups"]), ("pick set", sets, all_sets)):
         unknown = [n for n in names if n not in known]
         if unknown:
@@ -225,6 +265,11 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
         result.setdefault("ncu_pick_sets", {})[s] = {
             "shapes": len(reg), "regret": geomean(reg.values()), "worst": max(reg.values()),
             "one_pass_on_another": geomean(floor.values())}
+    for s in (s for s in sets if s in doc.get("group_m_sets", {})):
+        passes = [_load_pass(spec.id, files) for files in doc["group_m_sets"][s]]
+        reg = pick_regrets(spec, [m for p in passes for m in p], params)
+        result.setdefault("group_m_sets", {})[s] = {"shapes": len(reg), "regret": geomean(reg.values()),
+                                                    **group_m_set_scores(spec, passes, params)}
     if every_shape:
         large = [r for (_, shape), r in every_shape.items() if shape[0] > LARGE_M]
         result["pick_all"] = {"shapes": len(every_shape), "regret": geomean(every_shape.values()),
@@ -260,6 +305,11 @@ def render(result: dict[str, Any], families: bool = False) -> str:
     for s, r in result.get("ncu_pick_sets", {}).items():
         lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f} under ncu, worst "
                      f"{r['worst']:.3f}  (one pass's best on another: {r['one_pass_on_another']:.4f})")
+    for s, r in result.get("group_m_sets", {}).items():
+        lines.append(f"  pick {s:10s} {r['shapes']:4d} shapes  regret {r['regret']:.4f}; GROUP_M pick over the siblings' "
+                     f"best {r['group_m_pick_regret']:.4f} ({r['families']} shape x tile); siblings > {GROUP_M_GAP:.0%} "
+                     f"apart {r['group_m_differ']}: right {r['group_m_right']}, wrong {r['group_m_wrong']}; median |log "
+                     f"ratio error| {r['group_m_log_error_median']:.3f}")
     if "pick_all" in result:
         a = result["pick_all"]
         lines.append(f"  pick all        {a['shapes']:4d} shapes  regret {a['regret']:.4f}   "

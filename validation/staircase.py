@@ -411,23 +411,30 @@ def group_m_ordering(configs: list[dict], name: str, gap: float = GROUP_M_GAP, t
     ("wrong"), or calls them even within `tie`; and the median |log(simulated ratio / measured ratio)| over all the
     siblings' points (measured: the passes' geometric mean), which a GROUP_M-blind simulator leaves at the
     hardware's own spread."""
-    differ = right = wrong = 0
-    errs: list[float] = []
+    hw_logs, sim_logs = [], []
     for members in _group_m_siblings(configs).values():
         for i, a in enumerate(members):
             for b in members[i + 1:]:
                 if a["M"] != b["M"]:
                     continue
-                hw = np.log([np.asarray(pa) / np.asarray(pb) for pa, pb in zip(_passes(a), _passes(b))])
-                sim = np.log(np.asarray(a[name]["sim_ms"]) / np.asarray(b[name]["sim_ms"]))
-                errs += np.abs(sim - hw.mean(axis=0)).tolist()
-                ahead = (np.abs(hw) > np.log1p(gap)).all(axis=0) & (np.sign(hw) == np.sign(hw[0])).all(axis=0)
-                called = np.abs(sim) > np.log1p(tie)
-                differ += int(ahead.sum())
-                right += int((ahead & called & (np.sign(sim) == np.sign(hw[0]))).sum())
-                wrong += int((ahead & called & (np.sign(sim) != np.sign(hw[0]))).sum())
-    return {"group_m_differ": differ, "group_m_right": right, "group_m_wrong": wrong,
-            "group_m_log_ratio_errors": errs}
+                hw_logs.append(np.log([np.asarray(pa) / np.asarray(pb) for pa, pb in zip(_passes(a), _passes(b))]))
+                sim_logs.append(np.log(np.asarray(a[name]["sim_ms"]) / np.asarray(b[name]["sim_ms"])))
+    n = min((h.shape[0] for h in hw_logs), default=0)
+    return sibling_order(np.concatenate([h[:n] for h in hw_logs], axis=1) if hw_logs else np.zeros((2, 0)),
+                         np.concatenate(sim_logs) if sim_logs else np.zeros(0), gap, tie)
+
+
+def sibling_order(hw, sim, gap: float = GROUP_M_GAP, tie: float = GROUP_M_TIE) -> dict:
+    """group_m_ordering's counts from log time ratios of sibling pairs: `hw` (passes x pairs) measured, `sim` (pairs)
+    simulated. A pair counts where every pass has the same one ahead by more than `gap`; the simulator is right or
+    wrong there where it calls them apart by more than `tie`."""
+    hw, sim = np.atleast_2d(np.asarray(hw, dtype=np.float64)), np.asarray(sim, dtype=np.float64)
+    ahead = (np.abs(hw) > np.log1p(gap)).all(axis=0) & (np.sign(hw) == np.sign(hw[0])).all(axis=0)
+    called = np.abs(sim) > np.log1p(tie)
+    same = np.sign(sim) == np.sign(hw[0])
+    return {"group_m_differ": int(ahead.sum()), "group_m_right": int((ahead & called & same).sum()),
+            "group_m_wrong": int((ahead & called & ~same).sum()),
+            "group_m_log_ratio_errors": np.abs(sim - hw.mean(axis=0)).tolist()}
 
 
 def _passes(c: dict) -> list:
