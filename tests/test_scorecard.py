@@ -23,18 +23,20 @@ def test_the_description_lists_only_files_that_exist_and_studies_of_two_passes_o
             assert key is None or (sc.REPO_ROOT / doc["holdout_calibrations"][key]).is_file()
     for files in doc["pick_sets"].values():
         assert all((sc.DATA_DIR / "h200" / f).is_file() for f in files)
+    for passes in doc["group_m_sets"].values():
+        assert len(passes) >= 2 and all((sc.DATA_DIR / "h200" / f).is_file() for files in passes for f in files)
     for passes in doc["ncu_pick_sets"].values():
         assert len(passes) >= 2 and all(list((sc.DATA_DIR / "h200").glob(pat)) for files in passes for pat in files)
 
 
 def test_sealed_groups_are_scored_only_when_named():
     doc = sc.load_description("h200")
-    assert "fresh32" in doc["sealed"]
+    assert "fresh34" in doc["sealed"] and "fresh35" in doc["sealed"] and "fresh35" in doc["group_m_sets"]
     groups, sets = sc.selection(doc, None, None)
-    assert "fresh32" not in groups and "six" in groups and sets == [*doc["pick_sets"], *doc["ncu_pick_sets"]]
-    assert sc.selection(doc, ["fresh32"], [])[0] == ["fresh32"]
-    assert "fresh33" in doc["group_m_sets"] and "fresh33" in doc["sealed"]       # a sealed GROUP_M set
-    assert sc.selection(doc, [], ["fresh33"])[1] == ["fresh33"]
+    assert "fresh34" not in groups and "six" in groups and "fresh32" in groups       # fresh32: spent, scored since
+    assert sets == [*doc["pick_sets"], *doc["ncu_pick_sets"], *(s for s in doc["group_m_sets"] if s != "fresh35")]
+    assert sc.selection(doc, ["fresh34"], [])[0] == ["fresh34"]
+    assert sc.selection(doc, [], ["fresh35"])[1] == ["fresh35"]
     with pytest.raises(ValueError, match="unknown group.*described"):
         sc.selection(doc, ["nope"], None)
     with pytest.raises(ValueError, match="unknown pick set"):
