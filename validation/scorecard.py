@@ -27,7 +27,9 @@ to decide one model change, once, by a rule written before (NOTES.md).
 
 To score a model variant, fit it as shipped (`wavetune calibrate --gpu h200 --measurements
 validation/data/h200/gemm/*.jsonl --out A.json`, and with `--holdout-nk 4096x4096 --out B.json`) and run
-`python3 -m validation.scorecard --calibration A.json --holdout 4096x4096=B.json`. About 30 s on 2 cores once the
+`python3 -m validation.scorecard --calibration A.json --holdout 4096x4096=B.json`; `bash
+validation/scripts/refit_and_score.sh OUT [shipped|clean]` does both fits and the scoring (the unchanged model refitted
+so reproduces the shipped figures: compare a variant with that, by the same procedure). About 30 s on 2 cores once the
 blind sets' kernel resources are in the compile cache (the first run compiles them: a few minutes).
 """
 
