@@ -37,7 +37,7 @@ CLEAR_MARGIN = 0.03
 MAX_ERR = 0.08            # must-show: median error after one scale per config
 BIAS_FLOOR = 0.08         # jump_bias counts the grid points where a pass mean or the simulator jumps more than this
 # group_m_ordering: GROUP_M siblings at one M count when every pass puts the same one ahead by more than GROUP_M_GAP
-# (about twice CLEAR_MARGIN: well beyond two passes' difference); the simulator calls them even within GROUP_M_TIE
+# (beyond CLEAR_MARGIN, the p90 of two clean passes' difference); the simulator calls them even within GROUP_M_TIE
 GROUP_M_GAP = 0.05
 GROUP_M_TIE = 0.01
 
