@@ -696,6 +696,19 @@ def test_blind_sets_are_drawn_reproducibly_within_the_limits_they_state(tmp_path
         assert all(max(c["num_stages"] - 1, 1) * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * 2 <= smem
                    and c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 32 * c["num_warps"] for c in configs)
         assert sum(s["N"] % 16 > 0 or s["K"] % 16 > 0 for s in shapes) == 1
+    # --group-m-siblings (the GROUP_M sets fresh33, fresh35): every tile at each GROUP_M, aligned shapes with M >= 128
+    for seed, name in ((33, "fresh33"), (35, "fresh35")):
+        out = tmp_path / name
+        subprocess.run([sys.executable, str(root / "validation/scripts/make_blind_set.py"), "--seed", str(seed),
+                        "--group-m-siblings", "--shapes", "20", "--min-m", "128", "--out", str(out)],
+                       check=True, capture_output=True, env={"PYTHONPATH": str(root)})
+        for f in ("blind_configs.jsonl", "blind_shapes.jsonl"):
+            assert (out / f).read_text() == (root / "validation/data/h200" / name / f).read_text()
+        configs = [json.loads(x) for x in (out / "blind_configs.jsonl").read_text().splitlines()]
+        shapes = [json.loads(x) for x in (out / "blind_shapes.jsonl").read_text().splitlines()]
+        tiles = {tuple(v for k, v in c.items() if k != "GROUP_M") for c in configs}
+        assert len(configs) == 4 * len(tiles) and {c["GROUP_M"] for c in configs} == {1, 4, 8, 16}
+        assert len(shapes) == 20 and all(s["M"] >= 128 and s["N"] % 16 == 0 and s["K"] % 16 == 0 for s in shapes)
 
 
 def _extra_stage_ratios(path: str, max_k_steps: int, stages=range(3, 8), dtype: str = "bf16",
