@@ -422,3 +422,34 @@ def test_replay_h200_a_tail_just_under_one_cta_per_sm_is_a_knife_edge():
             spans.setdefault(r["sms_used"] < 120, []).append(float(a[:, 2].max() - a[:, 1].min()))
     assert spans.get(True) and spans.get(False)   # both outcomes occur among the launches of 120 tail CTAs
     assert min(spans[True]) > 1.08 * max(spans[False])
+
+
+def _tail_trace(tmp_path, pairs: int):
+    """A 2-CTA/SM launch of one full wave (264 CTAs, 10 us) and a tail of 20 (5 us alone, 8 us paired) in which the
+    first `pairs` SMs get two tail CTAs."""
+    import json
+
+    S, rows = 132, []
+    for i in range(2 * S):
+        rows.append((i % S, 0, 10_000, 0))
+    sms = [s for s in range(pairs) for _ in (0, 1)] + list(range(pairs, 20 - pairs))
+    for s in sms:
+        rows.append((s, 10_000 + s, 10_000 + s + (8_000 if s < pairs else 5_000), 0))
+    p = tmp_path / "t.npz"
+    save_trace_arrays(p, {"128x128x64_g8_w4_s3/M1/r0": np.array(rows, dtype=np.int32)})
+    p.with_suffix(".json").write_text(json.dumps({"N": 1, "K": 1, "Ms": [1], "launches": {}}))
+    return p
+
+
+def test_tail_pairs_counts_the_sms_dealt_two_tail_ctas(tmp_path):
+    from validation.tail_pairs import random_pairs, tail_rows
+
+    lone, = tail_rows(str(_tail_trace(tmp_path, 0)))
+    assert (lone["n_full"], lone["R"], lone["paired_sms"]) == (1, 20, 0)
+    assert lone["tail_max_us"] == pytest.approx(5.0) and lone["full_wave_median_us"] == pytest.approx(10.0)
+    paired, = tail_rows(str(_tail_trace(tmp_path, 3)))
+    assert paired["paired_sms"] == 3 and paired["tail_max_us"] == pytest.approx(8.0)
+    assert paired["span_us"] > lone["span_us"]
+    assert random_pairs(20, 132) == pytest.approx(20 * 19 / (2 * 263))
+    with pytest.raises(ValueError, match="slots"):
+        tail_rows(str(_tail_trace(tmp_path, 0)), slots=4)
