@@ -17,7 +17,9 @@ On the H200 traces (validation/data/h200/traces/) the tail is dealt depth-first 
 the within-SM one: 128x64x32 at 4 CTAs/SM (across 0.09-0.18, within 0.02-0.03: depth share 0.44-0.95), 64x128x64
 GROUP_M 1 at 3/SM on 5120^2 (0.07-0.12 against 0.02: 0.5-0.85), and breadth-first where the CTAs of an SM end
 spread out (32x64x64 at 7/SM, within 0.12-0.20: 0.00-0.04) or both spreads are small (128x128x64 at 2/SM: 0-0.21).
-The across-SM spread is GPC by GPC: the SMs of a GPC end together, the GPCs at different times.
+The across-SM spread is GPC by GPC: the SMs of a GPC end together, the GPCs at different times. At 2 CTAs/SM
+(trace_tails2_4096_2sm, session 30) the first SM that takes two of a tail's R <= 132 CTAs comes at R ~ 0.9 x 132 /
+n_full, and from it the launch pays that SM's paired time (slowest tail CTA ~43 us against ~31 alone).
 
     python3 -m validation.tail_dealing TRACE.npz [TRACE.npz ...] [--gpu h200] [--only REGEX]
 """
@@ -58,7 +60,8 @@ def tail_dealing(sm: np.ndarray, start: np.ndarray, end: np.ndarray, slots: int,
         "depth_share": (breadth - used) / (breadth - depth) if breadth > depth else 0.0,
         "within_sm_spread": float(np.median(within)) / cta_time,
         "across_sm_spread": float(np.percentile(firsts, 90) - np.percentile(firsts, 10)) / cta_time,
-        "cta_us": cta_time / 1e3}
+        "cta_us": cta_time / 1e3, "tail_max_us": float(np.max(end[n_full * wave:] - start[n_full * wave:])) / 1e3,
+        "span_us": float(end.max() - start.min()) / 1e3}
     if gpc_of_sm is not None:
         med = float(np.median(w_end))
         gpcs = gpc_of_sm[w_sm]
@@ -119,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             gpc = "  GPC end/tail " + " ".join(f"{g}:{e:.2f}/{r['gpc_tail'].get(g, 0)}" for g, e in r["gpc_end"].items())
         print(f"{r['launch']:32s} {r['ctas_per_sm']:2d}/SM tail {r['tail_ctas']:4d} CTAs on {r['sms_used']:3d} SMs "
               f"(breadth {r['breadth_first']:3d}, depth {r['depth_first']:3d}): depth share {r['depth_share']:.2f}; "
-              f"end spread within SM {r['within_sm_spread']:.3f}, across SMs {r['across_sm_spread']:.3f}{gpc}")
+              f"end spread within SM {r['within_sm_spread']:.3f}, across SMs {r['across_sm_spread']:.3f}; slowest tail CTA "
+              f"{r['tail_max_us']:.1f} us (last full wave's CTA {r['cta_us']:.1f}), span {r['span_us']:.1f} us{gpc}")
     if not rows:
         print("no launch with a full wave and a partial one")
         return 0
