@@ -441,3 +441,24 @@ def test_replay_h200_the_paired_tail_comes_earlier_after_more_full_waves():
     paired = np.median([r["tail_max_us"] for r in three + six])
     assert paired > 1.25 * np.median([r["tail_max_us"] for r in lone])
     assert paired == pytest.approx(np.median([r["cta_us"] for r in three + six]), rel=0.1)
+
+
+def test_paired_onset_recovers_a_logistic_and_names_too_little_data():
+    """paired_onset on synthetic launches whose tails pair with a known logistic in R n / S recovers its midpoint and
+    width; a handful of launches, or launches that all pair alike, is an error that says what to trace."""
+    from validation.tail_dealing import paired_onset
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for _ in range(3000):
+        n, R = int(rng.integers(1, 7)), int(rng.integers(2, 133))
+        paired = rng.random() < 1 / (1 + np.exp(-(R * n / 132 - 0.9) / 0.15))
+        rows.append({"ctas_per_sm": 2, "tail_ctas": R, "full_waves": n, "sms_used": R - int(paired)})
+    fit = paired_onset(rows + [{**rows[0], "ctas_per_sm": 3}], 132)
+    assert fit["launches"] == 3000
+    assert fit["x0"] == pytest.approx(0.9, abs=0.03) and fit["width"] == pytest.approx(0.15, abs=0.03)
+    assert all(abs(b["paired"] - b["fitted"]) < 0.1 for b in fit["bins"] if b["launches"] > 100)
+    with pytest.raises(ValueError, match="too few"):
+        paired_onset(rows[:5], 132)
+    with pytest.raises(ValueError, match="not all alike"):
+        paired_onset([{**r, "sms_used": r["tail_ctas"]} for r in rows], 132)
