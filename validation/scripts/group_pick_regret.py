@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 
 import hwspecs  # noqa: E402
 from validation.scorecard import _load_pass, load_description, pick_regrets  # noqa: E402
+from validation.suite import geomean  # noqa: E402
 from wavesim.calibration import load_calibration  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
     per_pass = []
     for i in range(min(len(st["passes"]) for st in studies)):
         regrets = pick_regrets(spec, [m for st in studies for m in _load_pass(spec.id, st["passes"][i])], params)
-        per_pass.append(float(np.exp(np.mean(np.log(list(regrets.values()))))))
+        per_pass.append(geomean(regrets.values()))
         print(f"pass {i + 1}: {len(regrets)} shapes, regret {per_pass[-1]:.4f}")
     print(f"mean over passes {np.mean(per_pass):.4f}")
     return 0
