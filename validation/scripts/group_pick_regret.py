@@ -1,6 +1,6 @@
-"""Pick regret over the shapes of an M-sweep group of the scorecard (no GPU): each pass's records through
-validation.scorecard.pick_regrets, the geometric mean over shapes per pass, and their mean (how session 30 decided T5 on
-fresh34 and fresh36; NOTES.md).
+"""Pick regret over the shapes of an M-sweep group or a pick set of the scorecard (no GPU): each pass's records through
+validation.scorecard.pick_regrets (a pick set's files are its passes), the geometric mean over shapes per pass and the
+worst shape, and their mean (how sessions 30-31 decided T5 on fresh34, fresh36 and fresh37; NOTES.md).
 
     python3 validation/scripts/group_pick_regret.py GROUP [CALIBRATION]   (CALIBRATION: a JSON file or auto)
 """
@@ -24,16 +24,23 @@ def main(argv: list[str]) -> int:
     group, cal = argv[0], argv[1] if len(argv) > 1 else "auto"
     spec = hwspecs.load_gpu("h200")
     params = load_calibration(cal, spec.id)
-    studies = load_description(spec.id)["sweep_groups"].get(group)
-    if not studies:
-        print(f"no sweep group {group!r} in validation/data/h200/scorecard.json", file=sys.stderr)
+    doc = load_description(spec.id)
+    if group in doc["sweep_groups"]:
+        studies = doc["sweep_groups"][group]
+        passes = [[f for st in studies for f in st["passes"][i]] for i in range(min(len(st["passes"]) for st in studies))]
+    elif group in doc["pick_sets"]:
+        passes = [[f] for f in doc["pick_sets"][group]]
+    else:
+        print(f"no sweep group or pick set {group!r} in validation/data/h200/scorecard.json", file=sys.stderr)
         return 2
-    per_pass = []
-    for i in range(min(len(st["passes"]) for st in studies)):
-        regrets = pick_regrets(spec, [m for st in studies for m in _load_pass(spec.id, st["passes"][i])], params)
+    per_pass, worst = [], []
+    for i, files in enumerate(passes):
+        regrets = pick_regrets(spec, _load_pass(spec.id, files), params)
         per_pass.append(geomean(regrets.values()))
-        print(f"pass {i + 1}: {len(regrets)} shapes, regret {per_pass[-1]:.4f}")
-    print(f"mean over passes {np.mean(per_pass):.4f}")
+        worst.append(max(regrets.values()))
+        shape = max(regrets, key=regrets.get)
+        print(f"pass {i + 1}: {len(regrets)} shapes, regret {per_pass[-1]:.4f}, worst {worst[-1]:.4f} at {shape}")
+    print(f"mean over passes {np.mean(per_pass):.4f}, worst shape {max(worst):.4f}")
     return 0
 
 
