@@ -31,6 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
+# Slots per SM at which a de-synchronised tail deals some SM two of its CTAs (paired_tail_probability).
+PAIRED_TAIL_SLOTS = 2
+# R x n_full / S at which the first SM gets two tail CTAs: the median over n_full = 1..6 of the onsets (half the
+# launches paired) in the per-CTA traces of 128x128x64 on 4096^2 (validation/data/h200/traces/trace_tails2_4096_2sm.npz,
+# `python3 -m validation.tail_pairs`: 104 / 64 / 56 / 28 / 40 / 12 of 132, NOTES session 30).
+PAIR_ONSET = 0.91
+
 # Co-resident CTAs per SM from which later waves lose step: one CTA per SM has nothing to drift against
 # (H200 M sweeps: a rate of 0.01 at 1 CTA/SM, 0.06-0.13 at 2, 0.3-0.6 at 3; wavesim/data/gemm_priors.toml).
 DESYNC_MIN_SLOTS = 2
@@ -49,3 +56,15 @@ def partial_wave_time(t_part, R, W, t_full, phi) -> np.ndarray:
     t_part = np.asarray(t_part, dtype=np.float64)
     R = np.asarray(R, dtype=np.float64)
     return np.where(R > 0, (1.0 - phi) * t_part + phi * R / np.asarray(W, dtype=np.float64) * t_full, 0.0)
+
+
+def paired_tail_probability(R, S, K, n_full) -> np.ndarray:
+    """At 2 slots per SM, 1 where a partial wave of R <= S CTAs after n_full >= 1 full waves has an SM holding two
+    of them, else 0. Lockstep dealing gives every SM at most one (breadth-first), and a lone tail CTA takes about 0.65
+    of a paired one; after full waves the slots free in an order in which, measured, the first SM to get two of the
+    tail's CTAs comes at R = PAIR_ONSET x S / n_full, and from it on the launch pays the paired time."""
+    R = np.asarray(R, dtype=np.float64)
+    S = np.asarray(S, dtype=np.float64)
+    n = np.asarray(n_full, dtype=np.float64)
+    on = (np.asarray(K) == PAIRED_TAIL_SLOTS) & (n >= 1) & (R >= 2) & (R <= S)
+    return np.where(on & (R >= PAIR_ONSET * S / np.maximum(n, 1.0)), 1.0, 0.0)
