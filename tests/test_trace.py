@@ -424,32 +424,41 @@ def test_replay_h200_a_tail_just_under_one_cta_per_sm_is_a_knife_edge():
     assert min(spans[True]) > 1.08 * max(spans[False])
 
 
-def _tail_trace(tmp_path, pairs: int):
-    """A 2-CTA/SM launch of one full wave (264 CTAs, 10 us) and a tail of 20 (5 us alone, 8 us paired) in which the
-    first `pairs` SMs get two tail CTAs."""
-    import json
+def test_replay_h200_the_paired_tail_comes_earlier_after_more_full_waves():
+    """128x128x64 at 2 CTAs/SM on 4096^2 (trace_tails2_4096_2sm, session 30, 6 launches per full-wave count and tail
+    size): after one full wave a tail of 56 CTAs goes one per SM in every launch and ends with the lone CTAs; after
+    3 full waves a tail of 72 and after 6 one of 48 have SMs holding two of them in every launch and end with the
+    paired time: the first paired SM comes at about 0.9 x 132 / n_full tail CTAs."""
+    from validation.tail_dealing import trace_tails
 
-    S, rows = 132, []
-    for i in range(2 * S):
-        rows.append((i % S, 0, 10_000, 0))
-    sms = [s for s in range(pairs) for _ in (0, 1)] + list(range(pairs, 20 - pairs))
-    for s in sms:
-        rows.append((s, 10_000 + s, 10_000 + s + (8_000 if s < pairs else 5_000), 0))
-    p = tmp_path / "t.npz"
-    save_trace_arrays(p, {"128x128x64_g8_w4_s3/M1/r0": np.array(rows, dtype=np.int32)})
-    p.with_suffix(".json").write_text(json.dumps({"N": 1, "K": 1, "Ms": [1], "launches": {}}))
-    return p
+    rows = trace_tails([str(ROOT / "validation/data/h200/traces/trace_tails2_4096_2sm.npz")], "h200")
+    by = {}
+    for r in rows:
+        by.setdefault((r["full_waves"], r["tail_ctas"]), []).append(r)
+    lone, three, six = by[(1, 56)], by[(3, 72)], by[(6, 48)]
+    assert len(lone) == len(three) == len(six) == 6
+    assert all(r["sms_used"] == 56 for r in lone) and all(r["sms_used"] < 72 for r in three + six)
+    paired = np.median([r["tail_max_us"] for r in three + six])
+    assert paired > 1.25 * np.median([r["tail_max_us"] for r in lone])
+    assert paired == pytest.approx(np.median([r["cta_us"] for r in three + six]), rel=0.1)
 
 
-def test_tail_pairs_counts_the_sms_dealt_two_tail_ctas(tmp_path):
-    from validation.tail_pairs import random_pairs, tail_rows
+def test_paired_onset_recovers_a_logistic_and_names_too_little_data():
+    """paired_onset on synthetic launches whose tails pair with a known logistic in R n / S recovers its midpoint and
+    width; a handful of launches, or launches that all pair alike, is an error that says what to trace."""
+    from validation.tail_dealing import paired_onset
 
-    lone, = tail_rows(str(_tail_trace(tmp_path, 0)))
-    assert (lone["n_full"], lone["R"], lone["paired_sms"]) == (1, 20, 0)
-    assert lone["tail_max_us"] == pytest.approx(5.0) and lone["full_wave_median_us"] == pytest.approx(10.0)
-    paired, = tail_rows(str(_tail_trace(tmp_path, 3)))
-    assert paired["paired_sms"] == 3 and paired["tail_max_us"] == pytest.approx(8.0)
-    assert paired["span_us"] > lone["span_us"]
-    assert random_pairs(20, 132) == pytest.approx(20 * 19 / (2 * 263))
-    with pytest.raises(ValueError, match="slots"):
-        tail_rows(str(_tail_trace(tmp_path, 0)), slots=4)
+    rng = np.random.default_rng(1)
+    rows = []
+    for _ in range(3000):
+        n, R = int(rng.integers(1, 7)), int(rng.integers(2, 133))
+        paired = rng.random() < 1 / (1 + np.exp(-(R * n / 132 - 0.9) / 0.15))
+        rows.append({"ctas_per_sm": 2, "tail_ctas": R, "full_waves": n, "sms_used": R - int(paired)})
+    fit = paired_onset(rows + [{**rows[0], "ctas_per_sm": 3}], 132)
+    assert fit["launches"] == 3000
+    assert fit["x0"] == pytest.approx(0.9, abs=0.03) and fit["width"] == pytest.approx(0.15, abs=0.03)
+    assert all(abs(b["paired"] - b["fitted"]) < 0.1 for b in fit["bins"] if b["launches"] > 100)
+    with pytest.raises(ValueError, match="too few"):
+        paired_onset(rows[:5], 132)
+    with pytest.raises(ValueError, match="not all alike"):
+        paired_onset([{**r, "sms_used": r["tail_ctas"]} for r in rows], 132)

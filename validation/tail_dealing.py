@@ -17,9 +17,15 @@ On the H200 traces (validation/data/h200/traces/) the tail is dealt depth-first 
 the within-SM one: 128x64x32 at 4 CTAs/SM (across 0.09-0.18, within 0.02-0.03: depth share 0.44-0.95), 64x128x64
 GROUP_M 1 at 3/SM on 5120^2 (0.07-0.12 against 0.02: 0.5-0.85), and breadth-first where the CTAs of an SM end
 spread out (32x64x64 at 7/SM, within 0.12-0.20: 0.00-0.04) or both spreads are small (128x128x64 at 2/SM: 0-0.21).
-The across-SM spread is GPC by GPC: the SMs of a GPC end together, the GPCs at different times.
+The across-SM spread is GPC by GPC: the SMs of a GPC end together, the GPCs at different times. At 2 CTAs/SM
+(trace_tails2_4096_2sm, session 30) the first SM that takes two of a tail's R <= 132 CTAs comes at R ~ 0.9 x 132 /
+n_full, and from it the launch pays that SM's paired time (slowest tail CTA ~43 us against ~31 alone).
 
-    python3 -m validation.tail_dealing TRACE.npz [TRACE.npz ...] [--gpu h200] [--only REGEX]
+    python3 -m validation.tail_dealing TRACE.npz [TRACE.npz ...] [--gpu h200] [--only REGEX] [--onset]
+
+--onset fits where 2-CTA/SM tails start to pair (paired_onset): on the three 128x128x64 trace files (`--only
+'^128x128x64_' trace_tails2_4096_2sm.npz trace_tails_3584x4096.npz trace_half_tile_4096.npz`, 256 launches) the share
+with a paired SM is 1 / (1 + exp(-(R n / S - 1.01) / 0.22)).
 """
 
 from __future__ import annotations
@@ -58,7 +64,8 @@ def tail_dealing(sm: np.ndarray, start: np.ndarray, end: np.ndarray, slots: int,
         "depth_share": (breadth - used) / (breadth - depth) if breadth > depth else 0.0,
         "within_sm_spread": float(np.median(within)) / cta_time,
         "across_sm_spread": float(np.percentile(firsts, 90) - np.percentile(firsts, 10)) / cta_time,
-        "cta_us": cta_time / 1e3}
+        "cta_us": cta_time / 1e3, "tail_max_us": float(np.max(end[n_full * wave:] - start[n_full * wave:])) / 1e3,
+        "span_us": float(end.max() - start.min()) / 1e3}
     if gpc_of_sm is not None:
         med = float(np.median(w_end))
         gpcs = gpc_of_sm[w_sm]
@@ -102,24 +109,61 @@ def summary(rows: list[dict[str, Any]], ratio: float = 2.0) -> dict[str, Any]:
             "together": {"launches": len(rest), "depth_share": med(rest)}}
 
 
+def paired_onset(rows: list[dict[str, Any]], sm_count: int) -> dict[str, Any]:
+    """Where a 2-CTA/SM tail starts to pair: over the launches with 2 CTAs/SM and a tail of 2..sm_count CTAs after n >=
+    1 full waves, the share with an SM holding two tail CTAs against x = R n / sm_count, fitted by maximum likelihood
+    with a logistic 1 / (1 + exp(-(x - x0) / width)); with the observed and fitted shares in bins of x."""
+    from scipy.optimize import minimize
+
+    pts = [(r["tail_ctas"] * r["full_waves"] / sm_count, float(r["sms_used"] < r["tail_ctas"])) for r in rows
+           if r["ctas_per_sm"] == 2 and 2 <= r["tail_ctas"] <= sm_count]
+    if len(pts) < 10 or len({p for _, p in pts}) < 2:
+        raise ValueError(f"{len(pts)} launches with 2 CTAs/SM and a tail of at most one CTA per SM, not all alike: too "
+                         f"few to fit where pairing starts (trace more M around the later waves' tails)")
+    x, paired = np.array(pts).T
+
+    def share(p, xs):
+        return 1.0 / (1.0 + np.exp(-(xs - p[0]) / np.exp(p[1])))
+
+    def nll(p):
+        q = np.clip(share(p, x), 1e-9, 1 - 1e-9)
+        return -float(np.sum(paired * np.log(q) + (1 - paired) * np.log(1 - q)))
+
+    fit = minimize(nll, [1.0, np.log(0.2)], method="Nelder-Mead")
+    edges = (0.0, 0.5, 0.7, 0.85, 1.0, 1.3, np.inf)
+    bins = [{"x": (lo, hi), "launches": int(m.sum()), "paired": float(paired[m].mean()), "fitted": float(share(fit.x, x[m]).mean())}
+            for lo, hi in zip(edges, edges[1:]) if (m := (x >= lo) & (x < hi)).any()]
+    return {"launches": len(x), "x0": float(fit.x[0]), "width": float(np.exp(fit.x[1])), "bins": bins}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m validation.tail_dealing", description=__doc__.split("\n\n")[0])
     ap.add_argument("traces", nargs="+", help="per-CTA trace .npz files (`wavetune trace`), each with its .json")
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--only", help="only the launches whose key (config/M.../r...) matches this regex")
+    ap.add_argument("--onset", action="store_true", help="only the fit of where 2-CTA/SM tails start to pair")
     a = ap.parse_args(argv)
     try:
         rows = trace_tails(a.traces, a.gpu, a.only)
+        onset = paired_onset(rows, __import__("hwspecs").load_gpu(a.gpu).sm_count) if a.onset else None
     except (ValueError, FileNotFoundError) as e:
         print(f"validation.tail_dealing: {e}", file=sys.stderr)
         return 2
+    if onset:
+        print(f"{onset['launches']} launches at 2 CTAs/SM with a tail of at most one CTA per SM: share with a paired SM "
+              f"= 1 / (1 + exp(-(R n / S - {onset['x0']:.2f}) / {onset['width']:.2f}))")
+        for b in onset["bins"]:
+            print(f"  R n / S in [{b['x'][0]:.2f}, {b['x'][1]:.2f}): {b['launches']:3d} launches, paired {b['paired']:.2f}, "
+                  f"fitted {b['fitted']:.2f}")
+        return 0
     for r in rows:
         gpc = ""
         if "gpc_end" in r:
             gpc = "  GPC end/tail " + " ".join(f"{g}:{e:.2f}/{r['gpc_tail'].get(g, 0)}" for g, e in r["gpc_end"].items())
         print(f"{r['launch']:32s} {r['ctas_per_sm']:2d}/SM tail {r['tail_ctas']:4d} CTAs on {r['sms_used']:3d} SMs "
               f"(breadth {r['breadth_first']:3d}, depth {r['depth_first']:3d}): depth share {r['depth_share']:.2f}; "
-              f"end spread within SM {r['within_sm_spread']:.3f}, across SMs {r['across_sm_spread']:.3f}{gpc}")
+              f"end spread within SM {r['within_sm_spread']:.3f}, across SMs {r['across_sm_spread']:.3f}; slowest tail CTA "
+              f"{r['tail_max_us']:.1f} us (last full wave's CTA {r['cta_us']:.1f}), span {r['span_us']:.1f} us{gpc}")
     if not rows:
         print("no launch with a full wave and a partial one")
         return 0

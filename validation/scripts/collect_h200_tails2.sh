@@ -2,7 +2,7 @@
 # Session-30 H200 collection (GPU machine, repository root; $OUT receives copies): per-CTA traces of the partial waves
 # after 1..6 full waves on 4096^2 (a six_clean layer), clean L2 eviction, to measure how the dispatch deals a tail
 # into the slots that free: how many SMs get two (or more) of its CTAs against R and the full waves before it
-# (`python3 -m validation.tail_pairs FILE [--slots 3]`). 128x128x64 at 2 CTAs/SM (M = 1088..7040, every half tile
+# (`python3 -m validation.tail_dealing FILE`). 128x128x64 at 2 CTAs/SM (M = 1088..7040, every half tile
 # row) and 64x128x64 at 3 (M = 832..4800).
 # usage: bash validation/scripts/collect_h200_tails2.sh
 DEFAULT_BUDGET=480 . "$(dirname "$0")/common.sh"
