@@ -33,12 +33,11 @@ import numpy as np
 
 # Slots per SM at which a de-synchronised tail deals some SM two of its CTAs (paired_tail_probability).
 PAIRED_TAIL_SLOTS = 2
-# The share of 2-CTA/SM launches whose tail has a paired SM is a logistic in R x n_full / S with this midpoint and width:
-# a maximum-likelihood fit over 256 traced launches of 128x128x64 (`python3 -m validation.tail_dealing --onset --only
-# '^128x128x64_' validation/data/h200/traces/trace_tails2_4096_2sm.npz trace_tails_3584x4096.npz trace_half_tile_4096.npz`,
-# NOTES session 30).
+# R x n_full / S from which a 2-CTA/SM tail has a paired SM: the midpoint of a logistic fitted by maximum likelihood to
+# the share of 256 traced launches of 128x128x64 whose tail had one (`python3 -m validation.tail_dealing --onset --only
+# '^128x128x64_' validation/data/h200/traces/trace_tails2_4096_2sm.npz trace_tails_3584x4096.npz trace_half_tile_4096.npz`:
+# 1.01, width 0.22; NOTES session 30).
 PAIR_ONSET = 1.01
-PAIR_ONSET_WIDTH = 0.22
 
 # Co-resident CTAs per SM from which later waves lose step: one CTA per SM has nothing to drift against
 # (H200 M sweeps: a rate of 0.01 at 1 CTA/SM, 0.06-0.13 at 2, 0.3-0.6 at 3; wavesim/data/gemm_priors.toml).
@@ -61,14 +60,14 @@ def partial_wave_time(t_part, R, W, t_full, phi) -> np.ndarray:
 
 
 def paired_tail_probability(R, S, K, n_full, desync_rate) -> np.ndarray:
-    """At 2 slots per SM, the chance that a partial wave of 2 <= R <= S CTAs after n_full >= 1 full waves has an SM
-    holding two of them (0 elsewhere). Lockstep dealing gives every SM at most one (breadth-first), and a lone tail CTA
-    takes about 0.65 of a paired one; after full waves the slots free in an order in which, measured, the first paired
-    SM comes at about R = PAIR_ONSET x S / n_full, earlier in some launches and later in others (a logistic of
-    PAIR_ONSET_WIDTH), and from it the launch pays the paired time. Like the streaming term it is an expected value
-    over the hardware's variation, on only where the workload is out of step (desync_rate > 0)."""
+    """At 2 slots per SM, 1 where a partial wave of 2 <= R <= S CTAs after n_full >= 1 full waves has an SM holding two
+    of them, else 0. Lockstep dealing gives every SM at most one (breadth-first), and a lone tail CTA takes about 0.65
+    of a paired one; after full waves the slots free in an order in which, measured, the first paired SM comes at R =
+    PAIR_ONSET x S / n_full (a knife edge: earlier in some launches, later in others), and from it the launch pays the
+    paired time. On only where the workload is out of step (desync_rate > 0), like the streaming term: the event
+    engines deal lockstep waves and take no desync_rate."""
     R = np.asarray(R, dtype=np.float64)
     S = np.asarray(S, dtype=np.float64)
     n = np.asarray(n_full, dtype=np.float64)
     on = (np.asarray(K) == PAIRED_TAIL_SLOTS) & (n >= 1) & (R >= 2) & (R <= S) & (np.asarray(desync_rate) > 0)
-    return np.where(on, 1.0 / (1.0 + np.exp(-(R * n / S - PAIR_ONSET) / PAIR_ONSET_WIDTH)), 0.0)
+    return np.where(on & (R * n >= PAIR_ONSET * S), 1.0, 0.0)
