@@ -303,3 +303,18 @@ def test_jump_bias_pools_group_m_and_splits_by_place():
     # 4 SMs is 4 -> 8 tiles, the busiest SM 1 -> 2 CTAs; over 8 SMs more SMs at 1 CTA
     assert family_jumps(configs, "calibrated", 256, 4)[0]["place"] == "first wave, busiest SM 1 -> 2 CTAs"
     assert family_jumps(configs, "calibrated", 256, 8)[0]["place"] == "first wave, more SMs at 1 CTAs"
+
+
+def test_jump_bias_by_measured_reads_the_same_jumps_for_any_model():
+    """A jump the simulator makes (+30%) where the passes are flat counts in the default reading, not in by="measured";
+    an unknown reading is named."""
+    from validation.staircase import jump_bias
+
+    jumps = [{"family": "f", "place": "p", "passes": (0.20, 0.22), "simulated": 0.10},
+             {"family": "f", "place": "p", "passes": (0.01, 0.0), "simulated": 0.30}]
+    (either,) = jump_bias(jumps)
+    (measured,) = jump_bias(jumps, by="measured")
+    assert either["jumps"] == 2 and measured["jumps"] == 1
+    assert measured["bias_median"] == pytest.approx(-0.11)
+    with pytest.raises(ValueError, match="'either' or 'measured'"):
+        jump_bias(jumps, by="simulated")

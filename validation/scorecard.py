@@ -225,9 +225,11 @@ def study_calibration(gpu: str, study: dict[str, Any], params, hold_paths: dict[
 
 
 def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdouts: dict[str, str] | None = None,
-              groups: Sequence[str] | None = None, sets: Sequence[str] | None = None) -> dict[str, Any]:
+              groups: Sequence[str] | None = None, sets: Sequence[str] | None = None,
+              families_by: str = "either") -> dict[str, Any]:
     """The figures (see the module docstring). `holdouts`: NxK -> calibration file, over the description's own;
-    `groups` / `sets`: which to score (None: every unsealed group / every set; [] for none)."""
+    `groups` / `sets`: which to score (None: every unsealed group / every set; [] for none); `families_by`: the jumps
+    the family biases read (validation.staircase.jump_bias)."""
     import hwspecs
     from validation.staircase import jump_bias
     from validation.suite import geomean
@@ -256,7 +258,7 @@ def scorecard(gpu: str = "h200", calibration: str | Path | None = "auto", holdou
                                    [e for r in rows for e in r.pop("group_m_log_ratio_errors")] or [np.nan])),
                                "err_median": float(np.median([e for r in rows for e in r.pop("errs")])),
                                "err_worst": max(r["err_worst"] for r in rows),
-                               "families": jump_bias([j for r in rows for j in r.pop("jumps")])}
+                               "families": jump_bias([j for r in rows for j in r.pop("jumps")], by=families_by)}
     every_shape: dict[tuple[str, tuple[int, int, int]], float] = {}
     for s in (s for s in sets if s in doc["pick_sets"]):
         reg = pick_regrets(spec, _load_pass(spec.id, doc["pick_sets"][s]), params)
@@ -336,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--families", action="store_true",
                     help="also print each group's jump bias by config family and place in the waves")
+    ap.add_argument("--families-by", choices=("either", "measured"), default="either",
+                    help="the jumps --families reads: over 8%% in the simulation or the measurement (default), or in the "
+                         "measurement alone (the same jumps for any model)")
     a = ap.parse_args(argv)
     try:
         holdouts = dict(h.split("=", 1) for h in a.holdout)
@@ -343,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"validation.scorecard: --holdout takes NxK=FILE, got {a.holdout}", file=sys.stderr)
         return 2
     try:
-        result = scorecard(a.gpu, a.calibration, holdouts, _names(a.groups), _names(a.sets))
+        result = scorecard(a.gpu, a.calibration, holdouts, _names(a.groups), _names(a.sets), a.families_by)
     except (ValueError, OSError) as e:
         print(f"validation.scorecard: {e}", file=sys.stderr)
         return 2

@@ -287,15 +287,18 @@ def family_jumps(configs: list[dict], name: str, N: int | None = None,
     return out
 
 
-def jump_bias(jumps: list[dict[str, Any]], floor: float = BIAS_FLOOR) -> list[dict[str, Any]]:
-    """Per family and place, over the jumps (family_jumps) where the passes' mean or the simulator's exceeds `floor`:
-    the simulator's jump minus the passes' mean (median: its bias), its median error, and the passes' own median
-    difference. A strict step count moves family by family (session 28: the shipped model's misses sit 4-7 points low
-    in every member of four families), so this is where a model change shows what it moves."""
+def jump_bias(jumps: list[dict[str, Any]], floor: float = BIAS_FLOOR, by: str = "either") -> list[dict[str, Any]]:
+    """Per family and place, over the jumps (family_jumps) where the passes' mean or the simulator's exceeds `floor`
+    (by="measured": the passes' mean alone, so that two models are read on the same jumps): the simulator's jump minus
+    the passes' mean (median: its bias), its median error, and the passes' own median difference. A strict step count
+    moves family by family (session 28: the shipped model's misses sit 4-7 points low in every member of four
+    families), so this is where a model change shows what it moves."""
+    if by not in ("either", "measured"):
+        raise ValueError(f"jump_bias selects jumps by 'either' or 'measured', got {by!r}")
     groups: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     for j in jumps:
         meas = sum(j["passes"]) / 2
-        if max(meas, j["simulated"]) > floor:
+        if (meas if by == "measured" else max(meas, j["simulated"])) > floor:
             groups.setdefault((j["family"], j["place"]), []).append(
                 (j["simulated"] - meas, meas, abs(j["passes"][0] - j["passes"][1])))
     rows = []
