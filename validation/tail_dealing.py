@@ -18,8 +18,8 @@ the within-SM one: 128x64x32 at 4 CTAs/SM (across 0.09-0.18, within 0.02-0.03: d
 GROUP_M 1 at 3/SM on 5120^2 (0.07-0.12 against 0.02: 0.5-0.85), and breadth-first where the CTAs of an SM end
 spread out (32x64x64 at 7/SM, within 0.12-0.20: 0.00-0.04) or both spreads are small (128x128x64 at 2/SM: 0-0.21).
 The across-SM spread is GPC by GPC: the SMs of a GPC end together, the GPCs at different times. At 2 CTAs/SM
-(trace_tails2_4096_2sm, session 30) the first SM that takes two of a tail's R <= 132 CTAs comes at R ~ 0.9 x 132 /
-n_full, and from it the launch pays that SM's paired time (slowest tail CTA ~43 us against ~31 alone).
+(trace_tails2_4096_2sm, session 30) the first SM that takes two of a tail's R <= 132 CTAs comes at R ~ 1.0 x 132 /
+n_full (--onset), and from it the launch pays that SM's paired time (slowest tail CTA ~43 us against ~31 alone).
 
     python3 -m validation.tail_dealing TRACE.npz [TRACE.npz ...] [--gpu h200] [--only REGEX] [--onset]
 
@@ -131,12 +131,15 @@ def paired_onset(rows: list[dict[str, Any]], sm_count: int) -> dict[str, Any]:
 
     fit = minimize(nll, [1.0, np.log(0.2)], method="Nelder-Mead")
     edges = (0.0, 0.5, 0.7, 0.85, 1.0, 1.3, np.inf)
-    bins = [{"x": (lo, hi), "launches": int(m.sum()), "paired": float(paired[m].mean()), "fitted": float(share(fit.x, x[m]).mean())}
+    bins = [{"x": (lo, hi), "launches": int(m.sum()), "paired": float(paired[m].mean()),
+             "fitted": float(share(fit.x, x[m]).mean())}
             for lo, hi in zip(edges, edges[1:]) if (m := (x >= lo) & (x < hi)).any()]
     return {"launches": len(x), "x0": float(fit.x[0]), "width": float(np.exp(fit.x[1])), "bins": bins}
 
 
 def main(argv: list[str] | None = None) -> int:
+    import hwspecs
+
     ap = argparse.ArgumentParser(prog="python3 -m validation.tail_dealing", description=__doc__.split("\n\n")[0])
     ap.add_argument("traces", nargs="+", help="per-CTA trace .npz files (`wavetune trace`), each with its .json")
     ap.add_argument("--gpu", default="h200")
@@ -145,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     try:
         rows = trace_tails(a.traces, a.gpu, a.only)
-        onset = paired_onset(rows, __import__("hwspecs").load_gpu(a.gpu).sm_count) if a.onset else None
+        onset = paired_onset(rows, hwspecs.load_gpu(a.gpu).sm_count) if a.onset else None
     except (ValueError, FileNotFoundError) as e:
         print(f"validation.tail_dealing: {e}", file=sys.stderr)
         return 2
