@@ -20,3 +20,17 @@ sweep_passes() {
     cp $F/m_sweep_${name}_pass*.jsonl "$OUT/"
     ls -la "$OUT"
 }
+# blind_passes DIR NAME SEED: the GPU's state, then a blind set's configs x shapes (DIR/blind_configs.jsonl,
+# DIR/blind_shapes.jsonl, make_blind_set.py) timed twice in shuffled orders (--order-seed SEED and SEED + 1; cuBLAS in the
+# first) with the clean L2 eviction, into DIR/NAME.jsonl and DIR/NAME_repeat.jsonl, halving what is left of the budget;
+# copies land in $OUT.
+blind_passes() {
+    local D=$1 name=$2 seed=$3 tag
+    tag=$(basename "$D")
+    nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_$tag.txt" "$D/nvidia_smi_$tag.txt"
+    local P="python3 -m validation.cli profile --gpu h200 --shapes $D/blind_shapes.jsonl --configs $D/blind_configs.jsonl --l2-flush read --target-ms 10 --max-reps 30"
+    $P --order-seed "$seed" --out "$D/$name.jsonl" --budget-s $(( $(left) / 2 + 20 ))
+    $P --order-seed $(( seed + 1 )) --no-cublas --out "$D/${name}_repeat.jsonl" --budget-s $(( $(left) - 20 ))
+    cp "$D/$name.jsonl" "$D/${name}_repeat.jsonl" "$OUT/"
+    ls -la "$OUT"
+}
