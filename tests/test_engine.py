@@ -389,6 +389,28 @@ def test_desync_softens_only_partial_waves_after_a_full_one_at_2_plus_ctas_per_s
         replace(lock(1), desync_rate=-1.0)
 
 
+def test_a_2_cta_tail_pays_the_paired_time_from_its_onset():
+    """At 2 CTAs/SM, out of step (desync_rate > 0), a partial wave of 2 <= R <= S CTAs after n full waves pays the time
+    of an SM holding two of them from R n >= PAIR_ONSET S on (wavesim/engine/desync.py), lockstep (one per SM) below;
+    in step (desync_rate 0) never; 3 CTAs/SM never. A rate of 1e-12 leaves the streaming term out of the sums."""
+    from dataclasses import replace
+
+    from wavesim.engine.desync import PAIR_ONSET, paired_tail_probability
+
+    S, T = 8, 1e-3
+    # R n / S = 1.0 (under the onset), 1.25 twice, no full wave, R > S
+    assert paired_tail_probability([4, 5, 5, 5, 9], S, 2, [2, 2, 2, 0, 2], 0.1).tolist() == [0, 1, 1, 0, 0]
+    assert paired_tail_probability(5, S, 3, 2, 0.1) == 0 and paired_tail_probability(5, S, 2, 2, 0.0) == 0
+    assert 4 * 2 < PAIR_ONSET * S <= 5 * 2
+    wl = lambda G, k=2: Workload.uniform(G, compute_s=T / 2, solo_frac=1.0, sm_count=S, slots_per_sm=k)  # noqa: E731
+    out_of_step = lambda G, k=2: run(replace(wl(G, k), desync_rate=1e-12)).span_s  # noqa: E731
+    W = 2 * S
+    assert out_of_step(2 * W + 4) == pytest.approx(2 * T + T / 2, rel=1e-9)     # lone tail CTAs: half a full CTA
+    assert out_of_step(2 * W + 5) == pytest.approx(3 * T, rel=1e-9)             # one SM holds two: a full CTA's time
+    assert run(wl(2 * W + 5)).span_s == pytest.approx(2 * T + T / 2, rel=1e-9)  # lockstep
+    assert out_of_step(2 * 3 * S + 5, 3) == pytest.approx(run(wl(2 * 3 * S + 5, 3)).span_s, rel=1e-9)
+
+
 @pytest.mark.parametrize("engine", ["closed_form", "fast", "reference"])
 def test_chip_load_slows_busy_phases_and_spares_light_tails(engine):
     """load_slowdown kappa: at chip load u (fraction of the SM math in use) SM-side work runs 1 + kappa u

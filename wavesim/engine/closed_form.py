@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..result import SimResult, Trace
-from .desync import out_of_step_fraction, partial_wave_time
+from .desync import out_of_step_fraction, paired_tail_probability, partial_wave_time
 from .queueing import mva_cycles
 from .workload import Workload
 
@@ -149,28 +149,42 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
         fair = np.minimum(f, 1.0 / np.maximum(n, 1))
         return np.where(queueing, np.minimum(fair, f / mva_cycles(f, n)), fair) if np.any(queueing) else fair
 
-    sh_full, sh_a, sh_b = sm_share(K), sm_share(q + 1), sm_share(np.maximum(q, 1))
+    sh_full = sm_share(K)
     full = lambda cc, XX: _full_wave_rate(sh_full, cc, Lb, B, M, D, XX, W)  # noqa: E731
-    partial = lambda cc, XX: _partial_wave_rates(sh_a, sh_b, cc, Lb, B, M, D, XX, nA, nB)  # noqa: E731
-    a_alone = lambda cc, XX: _group_a_alone_rate(sh_a, cc, Lb, B, M, D, XX, nA)  # noqa: E731
-    r_full, (rA, rB), rA2 = full(c, X), partial(c, X), a_alone(c, X)
+    r_full = full(c, X)
     if np.any(kappa > 0):
         # chip load: each phase's SM-side rates (math and L2) slow by 1 / (1 + kappa u) at its load u
-        s_full, s_1, s_2 = (1.0 + kappa * u for u in phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2))
-        r_full, (rA, rB), rA2 = full(c * s_full, X / s_full), partial(c * s_1, X / s_1), a_alone(c * s_2, X / s_2)
+        s_full = 1.0 + kappa * phase_loads(c, S, K, 0.0, 0.0, r_full, 0.0, 0.0, 0.0)[0]
+        r_full = full(c * s_full, X / s_full)
     t_full = F + _inv(r_full)
-    tB = _inv(rB)  # end of group B's fluid phase (phase 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pA = np.where(np.isinf(rB), 1.0, rA * tB)  # A's progress when B ends
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tA2 = np.where(pA >= 1.0, 0.0, (1.0 - pA) * _inv(rA2))
-    has_b = nB > 0
-    has_a = nA > 0
-    fluid_a = np.where(has_b, tB + tA2, _inv(rA))
-    end_a = np.where(has_a, F + fluid_a, 0.0)
-    end_b = np.where(has_b, F + tB, 0.0)
+
+    def partial_ends(sh_a, sh_b, nA, nB):
+        """(end of group A, end of group B) of a partial wave: nA CTAs in SMs of share sh_a, nB in SMs of sh_b."""
+        partial = lambda cc, XX: _partial_wave_rates(sh_a, sh_b, cc, Lb, B, M, D, XX, nA, nB)  # noqa: E731
+        a_alone = lambda cc, XX: _group_a_alone_rate(sh_a, cc, Lb, B, M, D, XX, nA)  # noqa: E731
+        (rA, rB), rA2 = partial(c, X), a_alone(c, X)
+        if np.any(kappa > 0):
+            _, s_1, s_2 = (1.0 + kappa * u for u in phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2))
+            (rA, rB), rA2 = partial(c * s_1, X / s_1), a_alone(c * s_2, X / s_2)
+        tB = _inv(rB)  # end of group B's fluid phase (phase 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pA = np.where(np.isinf(rB), 1.0, rA * tB)  # A's progress when B ends
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tA2 = np.where(pA >= 1.0, 0.0, (1.0 - pA) * _inv(rA2))
+        fluid_a = np.where(nB > 0, tB + tA2, _inv(rA))
+        return np.where(nA > 0, F + fluid_a, 0.0), np.where(nB > 0, F + tB, 0.0)
+
+    end_a, end_b = partial_ends(sm_share(q + 1), sm_share(np.maximum(q, 1)), nA, nB)
     t_part = np.where(R > 0, np.maximum(end_a, end_b), 0.0)
     phi = out_of_step_fraction(n_full, K, desync_rate)
+    pair = paired_tail_probability(R, S, K, n_full, desync_rate)
+    if np.any(pair > 0):
+        # one SM holding two of the tail's CTAs (R - 2 SMs one each) sets the partial wave's end with probability pair
+        p_a, p_b = partial_ends(sm_share(2), sm_share(1), np.full(R.shape, 2.0), np.maximum(R - 2, 0).astype(float))
+        t_mix = (1.0 - pair) * t_part + pair * np.maximum(p_a, p_b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stretch = np.where(t_part > 0, t_mix / np.where(t_part > 0, t_part, 1.0), 1.0)
+        end_a, end_b, t_part = end_a * stretch, end_b * stretch, t_mix
     if np.any(phi > 0):
         t_desync = partial_wave_time(t_part, R, W, t_full, phi)
         with np.errstate(divide="ignore", invalid="ignore"):

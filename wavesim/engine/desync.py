@@ -31,6 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
+# Slots per SM at which a de-synchronised tail deals some SM two of its CTAs (paired_tail_probability).
+PAIRED_TAIL_SLOTS = 2
+# R x n_full / S from which a 2-CTA/SM tail has a paired SM: the midpoint of a logistic fitted by maximum likelihood to
+# the share of 256 traced launches of 128x128x64 whose tail had one (`python3 -m validation.tail_dealing --onset --only
+# '^128x128x64_' validation/data/h200/traces/trace_tails2_4096_2sm.npz trace_tails_3584x4096.npz trace_half_tile_4096.npz`:
+# 1.01, width 0.22; NOTES session 30).
+PAIR_ONSET = 1.01
+
 # Co-resident CTAs per SM from which later waves lose step: one CTA per SM has nothing to drift against
 # (H200 M sweeps: a rate of 0.01 at 1 CTA/SM, 0.06-0.13 at 2, 0.3-0.6 at 3; wavesim/data/gemm_priors.toml).
 DESYNC_MIN_SLOTS = 2
@@ -49,3 +57,17 @@ def partial_wave_time(t_part, R, W, t_full, phi) -> np.ndarray:
     t_part = np.asarray(t_part, dtype=np.float64)
     R = np.asarray(R, dtype=np.float64)
     return np.where(R > 0, (1.0 - phi) * t_part + phi * R / np.asarray(W, dtype=np.float64) * t_full, 0.0)
+
+
+def paired_tail_probability(R, S, K, n_full, desync_rate) -> np.ndarray:
+    """At 2 slots per SM, 1 where a partial wave of 2 <= R <= S CTAs after n_full >= 1 full waves has an SM holding two
+    of them, else 0. Lockstep dealing gives every SM at most one (breadth-first), and a lone tail CTA takes about 0.65
+    of a paired one; after full waves the slots free in an order in which, measured, the first paired SM comes at R =
+    PAIR_ONSET x S / n_full (a knife edge: earlier in some launches, later in others), and from it the launch pays the
+    paired time. On only where the workload is out of step (desync_rate > 0), like the streaming term: the event
+    engines deal lockstep waves and take no desync_rate."""
+    R = np.asarray(R, dtype=np.float64)
+    S = np.asarray(S, dtype=np.float64)
+    n = np.asarray(n_full, dtype=np.float64)
+    on = (np.asarray(K) == PAIRED_TAIL_SLOTS) & (n >= 1) & (R >= 2) & (R <= S) & (np.asarray(desync_rate) > 0)
+    return np.where(on & (R * n >= PAIR_ONSET * S), 1.0, 0.0)
