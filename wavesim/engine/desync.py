@@ -36,7 +36,9 @@ PAIRED_TAIL_SLOTS = 2
 # R x n_full / S from which a 2-CTA/SM tail has a paired SM: the midpoint of a logistic fitted by maximum likelihood to
 # the share of 256 traced launches of 128x128x64 whose tail had one (`python3 -m validation.tail_dealing --onset --only
 # '^128x128x64_' validation/data/h200/traces/trace_tails2_4096_2sm.npz trace_tails_3584x4096.npz trace_half_tile_4096.npz`:
-# 1.01, width 0.22; NOTES session 30).
+# 1.01, width 0.22; NOTES session 30). Shipped by a rule set before its deciding set (session 31). The onset moves with
+# the layer (trace_tails3_*.npz: 1.01 at K = 2048, 0.25 at K = 8192, every traced tail paired on 8192 x 4096; NOTES
+# session 31), which one constant cannot follow.
 PAIR_ONSET = 1.01
 
 # Co-resident CTAs per SM from which later waves lose step: one CTA per SM has nothing to drift against
