@@ -343,11 +343,13 @@ def test_load_slowdown_is_recovered_from_the_simulators_own_traces(tmp_path):
 
 @pytest.mark.skipif(not H200_TRACES, reason="no committed H200 traces")
 def test_replay_h200_light_tails_run_faster_than_full_waves():
-    """On the H200 the tail CTAs of 1-2 CTAs/SM launches take ~0.93 of a full-wave CTA's time; the lockstep
-    model says 1.0, and the shipped load_slowdown is what the traces imply (within 0.03)."""
+    """On the H200 the tail CTAs of 1-2 CTAs/SM launches run faster than a full wave's (a median 0.91-0.92 over the
+    files up to session 30; the tail studies of session 31, trace_tails3/4, add 470 launches of lone tail CTAs at 2/SM,
+    about 0.7, and pull it to 0.84); the lockstep model says 1.0, and the shipped load_slowdown is what the traces
+    imply (within 0.03)."""
     params = load_calibration("auto", "h200")
     got = load_slowdown_from_traces(H200_TRACES, "h200", params)
-    assert got["launches"] >= 200 and 0.9 < got["hardware_tail_over_full_median"] < 0.96
+    assert got["launches"] >= 200 and 0.8 < got["hardware_tail_over_full_median"] < 0.96
     assert got["load_slowdown"] == pytest.approx(params.load_slowdown, abs=0.03)
     assert got["median_abs_log_error"] < 0.5 * got["median_abs_log_error_without"]
 
@@ -454,11 +456,36 @@ def test_paired_onset_recovers_a_logistic_and_names_too_little_data():
         n, R = int(rng.integers(1, 7)), int(rng.integers(2, 133))
         paired = rng.random() < 1 / (1 + np.exp(-(R * n / 132 - 0.9) / 0.15))
         rows.append({"ctas_per_sm": 2, "tail_ctas": R, "full_waves": n, "sms_used": R - int(paired)})
-    fit = paired_onset(rows + [{**rows[0], "ctas_per_sm": 3}], 132)
+    spec = hwspecs.load_gpu("h200")
+    fit = paired_onset(rows + [{**rows[0], "ctas_per_sm": 3}], spec)
     assert fit["launches"] == 3000
     assert fit["x0"] == pytest.approx(0.9, abs=0.03) and fit["width"] == pytest.approx(0.15, abs=0.03)
     assert all(abs(b["paired"] - b["fitted"]) < 0.1 for b in fit["bins"] if b["launches"] > 100)
     with pytest.raises(ValueError, match="too few"):
-        paired_onset(rows[:5], 132)
+        paired_onset(rows[:5], spec)
     with pytest.raises(ValueError, match="not all alike"):
-        paired_onset([{**r, "sms_used": r["tail_ctas"]} for r in rows], 132)
+        paired_onset([{**r, "sms_used": r["tail_ctas"]} for r in rows], spec)
+
+
+def test_paired_onset_in_elapsed_time_tells_time_from_wave_count():
+    """With a calibration, paired_onset fits against R n t_full / S (us), t_full the simulator's full-wave time: on
+    synthetic launches of 128x128x64 on layers of K = 2048..8192 whose tails pair by elapsed time it recovers the
+    midpoint and fits them better than R n / S does, which cannot follow the onset moving with K."""
+    from validation.tail_dealing import paired_onset
+    from wavesim.kernels.gemm import GemmBatch, simulate_batch
+
+    spec = hwspecs.load_gpu("h200")
+    params = load_calibration("auto", spec.id)
+    cfg = LaunchConfig.from_key("128x128x64_g8_w4_s3")
+    rng = np.random.default_rng(2)
+    K = rng.choice([2048, 4096, 8192], 1500)
+    M = 128 * rng.integers(9, 40, 1500)
+    rows = [{"ctas_per_sm": 2, "config": cfg, "M": int(m), "N": 4096, "K": int(k)} for m, k in zip(M, K)]
+    t_us = simulate_batch(GemmBatch.build(spec, "bf16", M, [4096] * len(M), K, [cfg] * len(M)), params).full_wave_s * 1e6
+    for r, t in zip(rows, t_us):
+        n, R = int(rng.integers(1, 5)), int(rng.integers(2, 133))
+        paired = rng.random() < 1 / (1 + np.exp(-(R * n * t / 132 - 40.0) / 8.0))
+        r.update(tail_ctas=R, full_waves=n, sms_used=R - int(paired))
+    elapsed, plain = paired_onset(rows, spec, params), paired_onset(rows, spec)
+    assert elapsed["x0"] == pytest.approx(40.0, rel=0.1) and elapsed["width"] == pytest.approx(8.0, rel=0.25)
+    assert elapsed["nll"] < plain["nll"] - 20

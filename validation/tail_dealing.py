@@ -21,11 +21,14 @@ The across-SM spread is GPC by GPC: the SMs of a GPC end together, the GPCs at d
 (trace_tails2_4096_2sm, session 30) the first SM that takes two of a tail's R <= 132 CTAs comes at R ~ 1.0 x 132 /
 n_full (--onset), and from it the launch pays that SM's paired time (slowest tail CTA ~43 us against ~31 alone).
 
-    python3 -m validation.tail_dealing TRACE.npz [TRACE.npz ...] [--gpu h200] [--only REGEX] [--onset]
+    python3 -m validation.tail_dealing TRACE.npz [TRACE.npz ...] [--gpu h200] [--only REGEX] [--onset [--elapsed [CAL]]]
 
 --onset fits where 2-CTA/SM tails start to pair (paired_onset): on the three 128x128x64 trace files (`--only
 '^128x128x64_' trace_tails2_4096_2sm.npz trace_tails_3584x4096.npz trace_half_tile_4096.npz`, 256 launches) the share
-with a paired SM is 1 / (1 + exp(-(R n / S - 1.01) / 0.22)).
+with a paired SM is 1 / (1 + exp(-(R n / S - 1.01) / 0.22)). Per file the midpoint falls with K (1.0-1.4 at K = 2048,
+0.25-0.45 at K = 8192: trace_tails3_*, trace_tails4_*, session 31); --elapsed fits against the full waves' elapsed
+time instead, R n t_full / S with the simulator's t_full: over all 13 files with 128x128x64 at 2/SM (768 launches)
+38.8 us, width 11.2, negative log-likelihood 242.6 against 288.6 for R n / S.
 """
 
 from __future__ import annotations
@@ -88,13 +91,14 @@ def trace_tails(paths: list[str], gpu: str = "h200", only: str | None = None) ->
         gpcs = None
     pattern = re.compile(only) if only else None
     rows = []
-    for path, arrays, _, key, _, M, slots in traced_launches(paths, spec):
+    for path, arrays, meta, key, cfg, M, slots in traced_launches(paths, spec):
         if pattern and not pattern.search(key):
             continue
         a = arrays[key]
         r = tail_dealing(a[:, 0], a[:, 1], a[:, 2], slots, spec.sm_count, gpcs)
         if r is not None:
-            rows.append({"file": str(path), "launch": key, "ctas_per_sm": slots, **r})
+            rows.append({"file": str(path), "launch": key, "ctas_per_sm": slots, "config": cfg, "M": M,
+                         "N": int(meta["N"]), "K": int(meta["K"]), **r})
     return rows
 
 
@@ -109,18 +113,27 @@ def summary(rows: list[dict[str, Any]], ratio: float = 2.0) -> dict[str, Any]:
             "together": {"launches": len(rest), "depth_share": med(rest)}}
 
 
-def paired_onset(rows: list[dict[str, Any]], sm_count: int) -> dict[str, Any]:
-    """Where a 2-CTA/SM tail starts to pair: over the launches with 2 CTAs/SM and a tail of 2..sm_count CTAs after n >=
-    1 full waves, the share with an SM holding two tail CTAs against x = R n / sm_count, fitted by maximum likelihood
-    with a logistic 1 / (1 + exp(-(x - x0) / width)); with the observed and fitted shares in bins of x."""
+def paired_onset(rows: list[dict[str, Any]], spec, params=None) -> dict[str, Any]:
+    """Where a 2-CTA/SM tail starts to pair: over the launches with 2 CTAs/SM and a tail of 2..S CTAs after n >= 1
+    full waves, the share with an SM holding two tail CTAs against x = R n / S, fitted by maximum likelihood with a
+    logistic 1 / (1 + exp(-(x - x0) / width)); with the observed and fitted shares in bins of x (quantiles of x when
+    `params` is given). With `params` (a GemmParams), x = R n t_full / S in microseconds instead, t_full the simulator's
+    full-wave time of the launch: the elapsed time of the full waves, which the phases' drift follows (NOTES session
+    31)."""
     from scipy.optimize import minimize
 
-    pts = [(r["tail_ctas"] * r["full_waves"] / sm_count, float(r["sms_used"] < r["tail_ctas"])) for r in rows
-           if r["ctas_per_sm"] == 2 and 2 <= r["tail_ctas"] <= sm_count]
-    if len(pts) < 10 or len({p for _, p in pts}) < 2:
-        raise ValueError(f"{len(pts)} launches with 2 CTAs/SM and a tail of at most one CTA per SM, not all alike: too "
+    S = spec.sm_count
+    use = [r for r in rows if r["ctas_per_sm"] == 2 and 2 <= r["tail_ctas"] <= S]
+    paired = np.array([float(r["sms_used"] < r["tail_ctas"]) for r in use])
+    if len(use) < 10 or len(set(paired)) < 2:
+        raise ValueError(f"{len(use)} launches with 2 CTAs/SM and a tail of at most one CTA per SM, not all alike: too "
                          f"few to fit where pairing starts (trace more M around the later waves' tails)")
-    x, paired = np.array(pts).T
+    x = np.array([r["tail_ctas"] * r["full_waves"] / S for r in use])
+    if params is not None:
+        from wavesim.kernels.gemm import GemmBatch, simulate_batch
+
+        b = GemmBatch.build(spec, "bf16", *([r[k] for r in use] for k in ("M", "N", "K")), [r["config"] for r in use])
+        x = x * simulate_batch(b, params).full_wave_s * 1e6
 
     def share(p, xs):
         return 1.0 / (1.0 + np.exp(-(xs - p[0]) / np.exp(p[1])))
@@ -129,12 +142,14 @@ def paired_onset(rows: list[dict[str, Any]], sm_count: int) -> dict[str, Any]:
         q = np.clip(share(p, x), 1e-9, 1 - 1e-9)
         return -float(np.sum(paired * np.log(q) + (1 - paired) * np.log(1 - q)))
 
-    fit = minimize(nll, [1.0, np.log(0.2)], method="Nelder-Mead")
-    edges = (0.0, 0.5, 0.7, 0.85, 1.0, 1.3, np.inf)
+    start = [1.0, np.log(0.2)] if params is None else [float(np.median(x)), np.log(float(np.std(x)) / 4)]
+    fit = minimize(nll, start, method="Nelder-Mead")
+    edges = (0.0, 0.5, 0.7, 0.85, 1.0, 1.3, np.inf) if params is None else (0.0, *np.quantile(x, [0.2, 0.4, 0.6, 0.8]), np.inf)
     bins = [{"x": (lo, hi), "launches": int(m.sum()), "paired": float(paired[m].mean()),
              "fitted": float(share(fit.x, x[m]).mean())}
             for lo, hi in zip(edges, edges[1:]) if (m := (x >= lo) & (x < hi)).any()]
-    return {"launches": len(x), "x0": float(fit.x[0]), "width": float(np.exp(fit.x[1])), "bins": bins}
+    return {"launches": len(x), "x0": float(fit.x[0]), "width": float(np.exp(fit.x[1])), "nll": float(fit.fun),
+            "bins": bins}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,18 +160,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--only", help="only the launches whose key (config/M.../r...) matches this regex")
     ap.add_argument("--onset", action="store_true", help="only the fit of where 2-CTA/SM tails start to pair")
+    ap.add_argument("--elapsed", nargs="?", const="auto", metavar="CALIBRATION",
+                    help="with --onset: against the full waves' elapsed time, R n t_full / S in us, t_full simulated "
+                         "with CALIBRATION (a JSON file; default auto, the shipped one)")
     a = ap.parse_args(argv)
     try:
         rows = trace_tails(a.traces, a.gpu, a.only)
-        onset = paired_onset(rows, hwspecs.load_gpu(a.gpu).sm_count) if a.onset else None
+        spec = hwspecs.load_gpu(a.gpu)
+        params = None
+        if a.elapsed:
+            from wavesim.calibration import load_calibration
+
+            params = load_calibration(a.elapsed, spec.id)
+        onset = paired_onset(rows, spec, params) if a.onset else None
     except (ValueError, FileNotFoundError) as e:
         print(f"validation.tail_dealing: {e}", file=sys.stderr)
         return 2
     if onset:
+        x = "R n t_full / S (us)" if a.elapsed else "R n / S"
         print(f"{onset['launches']} launches at 2 CTAs/SM with a tail of at most one CTA per SM: share with a paired SM "
-              f"= 1 / (1 + exp(-(R n / S - {onset['x0']:.2f}) / {onset['width']:.2f}))")
+              f"= 1 / (1 + exp(-({x} - {onset['x0']:.2f}) / {onset['width']:.2f})), negative log-likelihood "
+              f"{onset['nll']:.1f}")
         for b in onset["bins"]:
-            print(f"  R n / S in [{b['x'][0]:.2f}, {b['x'][1]:.2f}): {b['launches']:3d} launches, paired {b['paired']:.2f}, "
+            print(f"  {x} in [{b['x'][0]:.2f}, {b['x'][1]:.2f}): {b['launches']:3d} launches, paired {b['paired']:.2f}, "
                   f"fitted {b['fitted']:.2f}")
         return 0
     for r in rows:

@@ -123,6 +123,7 @@ class UniformBatch:
     waves: np.ndarray
     last_wave_fill: np.ndarray
     tail_utilization: np.ndarray
+    full_wave_s: np.ndarray  # one full wave's time (every slot busy), whether or not the launch has one
 
 
 def run_uniform_batch(grid, *, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,

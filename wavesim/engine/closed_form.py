@@ -198,7 +198,7 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
 def uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
                   fixed_s=0.0, dram_Bps=1.0, launch_overhead_s=0.0, l2_bytes=0.0, l2_Bps=1.0,
                   desync_rate=0.0, load_slowdown=0.0, sm_queueing=False) -> dict[str, np.ndarray]:
-    """Vectorized closed form: makespan_s, span_s, waves, last_wave_fill, tail_utilization arrays."""
+    """Vectorized closed form: makespan_s, span_s, waves, last_wave_fill, tail_utilization, full_wave_s arrays."""
     p = uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac, dram_bytes, mem_cap_Bps, fixed_s,
                        dram_Bps, l2_bytes, l2_Bps, desync_rate, load_slowdown, sm_queueing)
     S = np.asarray(sm_count, dtype=np.int64)
@@ -210,7 +210,7 @@ def uniform_batch(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_b
         util = np.where(span > 0, np.minimum(1.0, busy_total / (S * span)), 1.0)
         fill = np.where(G > 0, (G - (p["waves"] - 1) * W) / W, 1.0)
     return {"makespan_s": np.asarray(launch_overhead_s, dtype=np.float64) + span, "span_s": span,
-            "waves": p["waves"], "last_wave_fill": fill, "tail_utilization": util}
+            "waves": p["waves"], "last_wave_fill": fill, "tail_utilization": util, "full_wave_s": p["t_full"]}
 
 
 def simulate(workload: Workload, trace: bool = False) -> SimResult:
