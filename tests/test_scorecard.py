@@ -31,11 +31,11 @@ def test_the_description_lists_only_files_that_exist_and_studies_of_two_passes_o
 
 def test_sealed_groups_are_scored_only_when_named():
     doc = sc.load_description("h200")
-    assert "fresh36" in doc["sealed"] and "fresh35" in doc["sealed"] and "fresh35" in doc["group_m_sets"]
+    assert "fresh38" in doc["sealed"] and "fresh35" in doc["sealed"] and "fresh35" in doc["group_m_sets"]
     groups, sets = sc.selection(doc, None, None)
-    assert "fresh36" not in groups and "six" in groups and "fresh34" in groups       # fresh34: spent, scored since
+    assert "fresh38" not in groups and "six" in groups and "fresh36" in groups       # fresh36: spent, scored since
     assert sets == [*doc["pick_sets"], *doc["ncu_pick_sets"], *(s for s in doc["group_m_sets"] if s != "fresh35")]
-    assert sc.selection(doc, ["fresh36"], [])[0] == ["fresh36"]
+    assert sc.selection(doc, ["fresh38"], [])[0] == ["fresh38"]
     assert sc.selection(doc, [], ["fresh35"])[1] == ["fresh35"]
     with pytest.raises(ValueError, match="unknown group.*described"):
         sc.selection(doc, ["nope"], None)
