@@ -177,7 +177,8 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     end_a, end_b = partial_ends(sm_share(q + 1), sm_share(np.maximum(q, 1)), nA, nB)
     t_part = np.where(R > 0, np.maximum(end_a, end_b), 0.0)
     phi = out_of_step_fraction(n_full, K, desync_rate)
-    pair = paired_tail_probability(R, S, K, n_full, desync_rate)
+    out_of_step = np.any(np.asarray(desync_rate) > 0)  # lockstep launches (the engines' model) skip both terms
+    pair = paired_tail_probability(R, S, K, n_full, desync_rate) if out_of_step else 0.0
     if np.any(pair > 0):
         # one SM holding two of the tail's CTAs (R - 2 SMs one each) sets the partial wave's end with probability pair
         p_a, p_b = partial_ends(sm_share(2), sm_share(1), np.full(R.shape, 2.0), np.maximum(R - 2, 0).astype(float))
