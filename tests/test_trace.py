@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -343,13 +344,14 @@ def test_load_slowdown_is_recovered_from_the_simulators_own_traces(tmp_path):
 
 @pytest.mark.skipif(not H200_TRACES, reason="no committed H200 traces")
 def test_replay_h200_light_tails_run_faster_than_full_waves():
-    """On the H200 the tail CTAs of 1-2 CTAs/SM launches run faster than a full wave's (a median 0.91-0.92 over the
-    files up to session 30; the tail studies of session 31, trace_tails3/4, add 470 launches of lone tail CTAs at 2/SM,
-    about 0.7, and pull it to 0.84); the lockstep model says 1.0, and the shipped load_slowdown is what the traces
-    imply (within 0.03)."""
+    """On the H200 the tail CTAs of 1-2 CTAs/SM launches take ~0.92 of a full-wave CTA's time; the lockstep model says
+    1.0, and the shipped load_slowdown is what the traces imply (within 0.03). The tail-dealing studies of sessions
+    30-31 (trace_tails2..5: lone tail CTAs at 2/SM on purpose, ~0.7 of a full one) are left out, as the prior's
+    source says."""
     params = load_calibration("auto", "h200")
-    got = load_slowdown_from_traces(H200_TRACES, "h200", params)
-    assert got["launches"] >= 200 and 0.8 < got["hardware_tail_over_full_median"] < 0.96
+    traces = [f for f in H200_TRACES if not re.match(r"trace_tails\d", f.name)]
+    got = load_slowdown_from_traces(traces, "h200", params)
+    assert got["launches"] >= 200 and 0.9 < got["hardware_tail_over_full_median"] < 0.96
     assert got["load_slowdown"] == pytest.approx(params.load_slowdown, abs=0.03)
     assert got["median_abs_log_error"] < 0.5 * got["median_abs_log_error_without"]
 
