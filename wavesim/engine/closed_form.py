@@ -15,7 +15,7 @@ With identical CTAs and no jitter the discrete-event run has a fixed shape:
   1 - r_A/r_B.
 
 With ``load_slowdown`` kappa > 0 the rates of each phase are first computed as above, give the phase's chip
-load u (the fraction of the chip's SM math in use, ``phase_loads``), and are then recomputed with compute_s
+load u (the fraction of the chip's SM math in use, ``partial_phase_loads``), and are then recomputed with compute_s
 x (1 + kappa u) and the L2 pool / (1 + kappa u): the same rule the event engines apply at every event.
 
 With ``desync_rate`` > 0 and 2+ slots per SM, the partial wave after n_full >= 1 full waves is priced with
@@ -106,12 +106,23 @@ def _group_a_alone_rate(share_a, c, Lb, B, M, D, X, nA):
     return _rate(r1A2, B, M, D / nA1)[0]
 
 
-def phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2):
-    """The chip load u of each phase (full wave, partial phase 1, phase 2): the fraction of the chip's SM
-    math in use, sum over fluid CTAs of rate x compute_s / sm_count (a CTA with no math adds nothing)."""
+def _math_in_use(c, r):
+    """Per CTA, the fraction of its SM's math it uses at fluid rate r (a CTA with no math uses none)."""
     with np.errstate(invalid="ignore"):
-        used = lambda r: np.where(c > 0, r * c, 0.0)  # noqa: E731
-        return K * used(r_full), (nA * used(rA) + nB * used(rB)) / S, nA * used(rA2) / S
+        return np.where(c > 0, r * c, 0.0)
+
+
+def partial_phase_loads(c, S, nA, nB, rA, rB, rA2):
+    """The chip load u of the partial wave's phases 1 and 2: the fraction of the chip's SM math in use, sum over
+    fluid CTAs of rate x compute_s / sm_count (a full wave's: slots_per_sm x _math_in_use)."""
+    return (nA * _math_in_use(c, rA) + nB * _math_in_use(c, rB)) / S, nA * _math_in_use(c, rA2) / S
+
+
+def _rescaled_ends(end_a, end_b, t_part, t_new):
+    """Both groups' end times stretched by t_new / t_part (the partial wave's time as a later term prices it)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stretch = np.where(t_part > 0, t_new / np.where(t_part > 0, t_part, 1.0), 1.0)
+    return end_a * stretch, end_b * stretch, t_new
 
 
 def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_bytes=0.0, mem_cap_Bps=1.0,
@@ -154,7 +165,7 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     r_full = full(c, X)
     if np.any(kappa > 0):
         # chip load: each phase's SM-side rates (math and L2) slow by 1 / (1 + kappa u) at its load u
-        s_full = 1.0 + kappa * phase_loads(c, S, K, 0.0, 0.0, r_full, 0.0, 0.0, 0.0)[0]
+        s_full = 1.0 + kappa * K * _math_in_use(c, r_full)
         r_full = full(c * s_full, X / s_full)
     t_full = F + _inv(r_full)
 
@@ -164,7 +175,7 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
         a_alone = lambda cc, XX: _group_a_alone_rate(sh_a, cc, Lb, B, M, D, XX, nA)  # noqa: E731
         (rA, rB), rA2 = partial(c, X), a_alone(c, X)
         if np.any(kappa > 0):
-            _, s_1, s_2 = (1.0 + kappa * u for u in phase_loads(c, S, K, nA, nB, r_full, rA, rB, rA2))
+            s_1, s_2 = (1.0 + kappa * u for u in partial_phase_loads(c, S, nA, nB, rA, rB, rA2))
             (rA, rB), rA2 = partial(c * s_1, X / s_1), a_alone(c * s_2, X / s_2)
         tB = _inv(rB)  # end of group B's fluid phase (phase 1)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -182,15 +193,9 @@ def uniform_phases(grid, sm_count, slots_per_sm, compute_s, solo_frac=1.0, dram_
     if np.any(pair > 0):
         # one SM holding two of the tail's CTAs (R - 2 SMs one each) sets the partial wave's end with probability pair
         p_a, p_b = partial_ends(sm_share(2), sm_share(1), np.full(R.shape, 2.0), np.maximum(R - 2, 0).astype(float))
-        t_mix = (1.0 - pair) * t_part + pair * np.maximum(p_a, p_b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stretch = np.where(t_part > 0, t_mix / np.where(t_part > 0, t_part, 1.0), 1.0)
-        end_a, end_b, t_part = end_a * stretch, end_b * stretch, t_mix
+        end_a, end_b, t_part = _rescaled_ends(end_a, end_b, t_part, (1.0 - pair) * t_part + pair * np.maximum(p_a, p_b))
     if np.any(phi > 0):
-        t_desync = partial_wave_time(t_part, R, W, t_full, phi)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stretch = np.where(t_part > 0, t_desync / np.where(t_part > 0, t_part, 1.0), 1.0)
-        end_a, end_b, t_part = end_a * stretch, end_b * stretch, t_desync
+        end_a, end_b, t_part = _rescaled_ends(end_a, end_b, t_part, partial_wave_time(t_part, R, W, t_full, phi))
     span = n_full * t_full + t_part
     return {"waves": waves, "n_full": n_full, "q": q, "r": r, "t_full": t_full, "end_a": end_a,
             "end_b": end_b, "span_s": span, "R": R}
