@@ -5,7 +5,7 @@
 # --min-m 128), then fresh43, a blind set (--seed 43 --configs 60 --shapes 30); each two passes in shuffled orders with
 # the clean L2 eviction (cuBLAS in the first).
 # usage: bash validation/scripts/collect_h200_fresh42.sh
-DEFAULT_BUDGET=270 . "$(dirname "$0")/common.sh"
+DEFAULT_BUDGET=220 . "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,serial,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv | tee "$OUT/nvidia_smi_fresh42.txt"
 for set in "fresh42 group_m_fresh42 84 $(( BUDGET * 2 / 5 ))" "fresh43 blind_fresh43 86 0"; do
     read -r tag name seed share <<< "$set"
