@@ -124,6 +124,7 @@ _GPU_SOURCED = {
     "tdp_w": ("float", True, False),
     "fp32_peak_flops": ("float", True, False),
     "fp32_flops_per_clock_per_sm": ("float", False, False),
+    "sms_per_gpc": ("int", False, False),
 }
 _GPU_TABLES = ("tensor_peak_flops", "tensor_flops_per_clock_per_sm")
 _GPU_PLAIN = {"id": str, "name": str, "vendor": str, "arch": str, "aliases": list, "note": str}
@@ -196,6 +197,9 @@ class GPUSpec:
     tdp_w: float
     fp32_peak_flops: float
     fp32_flops_per_clock_per_sm: float
+    # SMs that one GPC's block dispatch fills with consecutive CTAs (the L2 coalescer's scope:
+    # wavesim/kernels/gpc_share.py); None where no layout is known, and the model then merges no reads
+    sms_per_gpc: int | None = None
     # dense tensor/matrix-core rates by dtype name (TENSOR_DTYPES); mappings are read-only
     tensor_peak_flops: Mapping[str, float]
     tensor_flops_per_clock_per_sm: Mapping[str, float]
@@ -370,6 +374,9 @@ def load_gpu_file(path: str | Path) -> GPUSpec:
                         "make vendor and arch agree")
     if values["base_clock_hz"] > values["boost_clock_hz"]:
         raise SpecError(path, "base_clock_hz", "base clock above boost clock", "check both clocks")
+    if values["sms_per_gpc"] is not None and values["sms_per_gpc"] > values["sm_count"]:
+        raise SpecError(path, "sms_per_gpc", f"{values['sms_per_gpc']} SMs per GPC but only {values['sm_count']} SMs",
+                        "give the SMs of one GPC (the most common size of the measured layout)")
     peaks, rates = _tensor_tables(path, raw, values, sources)
     values["fp32_flops_per_clock_per_sm"] = _rate(
         path, "fp32_flops_per_clock_per_sm", values["fp32_flops_per_clock_per_sm"], values["fp32_peak_flops"],

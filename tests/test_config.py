@@ -57,14 +57,28 @@ def test_to_triton_round_trip():
 
 
 def test_fastest_breaks_ties_to_the_larger_group_m():
-    from wavetune.config import fastest
+    from wavetune.config import TIE_RTOL, fastest
 
     cfgs = [LaunchConfig.from_key(k) for k in ("64x128x64_g1_w4_s3", "64x128x64_g8_w4_s3", "64x128x64_g32_w4_s3",
                                                "128x128x64_g8_w4_s3")]
     assert fastest([1.0, 1.0, 1.0, 2.0], cfgs) == 2          # a tie: the largest GROUP_M
-    assert fastest([1.0, 0.999, 1.0, 2.0], cfgs) == 1        # no tie: the fastest
     assert fastest([1.0, 1.0, 1.0, 2.0]) == 0                # no configs: the first
     assert fastest([2.0, 1.0, 1.0 + 1e-12, 3.0], cfgs) == 2  # within the tolerance counts as a tie
+    # siblings (same tile, warps, stages) within GROUP_M_TIE_RTOL of the fastest are ties the model cannot tell apart
+    assert fastest([1.0, 0.99, 1.0, 2.0], cfgs) == 2
+    assert fastest([1.03, 1.0, 1.03, 2.0], cfgs) == 1        # 3% slower siblings are not
+    assert fastest([1.0, 2.0, 2.0, 0.995], cfgs) == 3        # another tile within 2% is not a sibling: no tie
+    assert fastest([1.0, 0.999, 1.0, 2.0], cfgs, group_m_rtol=TIE_RTOL) == 1   # exact ties only
+
+
+def test_fastest_takes_the_tuners_micro_configs_without_a_tile():
+    from types import SimpleNamespace
+
+    from wavetune.config import fastest
+
+    micros = [SimpleNamespace(BLOCK_K=64, GROUP_M=g, num_warps=4, num_stages=s) for g, s in ((1, 3), (8, 3), (16, 4))]
+    assert fastest([1.0, 1.01, 0.995], micros) == 2          # 16 is not a sibling of the others (4 stages)
+    assert fastest([0.995, 1.0, 2.0], micros) == 1           # GROUP_M 8 is a sibling of GROUP_M 1 within 2%
 
 
 def test_larger_group_m_is_the_measured_better_default():

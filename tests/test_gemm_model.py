@@ -162,7 +162,8 @@ def test_rows_shorter_than_a_cache_line_cost_more_per_byte():
         return simulate_config(spec, cfg, [64, 4096], 4096, 4096, params=params)[0]
 
     whole_lines = LaunchConfig(128, 64, 64, 8, 4, 3)
-    assert np.array_equal(t(H200, whole_lines), t(H200, whole_lines, no_overhead))
+    # equal up to rounding: tile and request parts are scaled apart (the coalescer merges only the first)
+    np.testing.assert_allclose(t(H200, whole_lines), t(H200, whole_lines, no_overhead), rtol=1e-12)
     half_lines = LaunchConfig(128, 64, 32, 8, 4, 5)
     assert t(H200, half_lines)[1] > 1.05 * t(H200, half_lines, no_overhead)[1]
     mi300x = hwspecs.load_gpu("mi300x")

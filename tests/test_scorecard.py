@@ -34,8 +34,8 @@ def test_sealed_groups_are_scored_only_when_named():
     default selection and scored when named; the committed description with one more group sealed, so that the test
     does not follow which sets are sealed from session to session."""
     doc = sc.load_description("h200")
-    doc = {**doc, "sealed": {**doc["sealed"], "fresh36": "sealed for this test"}}
-    assert "fresh35" in doc["sealed"] and "fresh35" in doc["group_m_sets"]
+    doc = {**doc, "sealed": {"fresh36": "sealed for this test", "fresh35": "sealed for this test"}}
+    assert "fresh35" in doc["group_m_sets"]
     groups, sets = sc.selection(doc, None, None)
     assert "fresh36" not in groups and "six" in groups and "fresh34" in groups
     assert sets == [*doc["pick_sets"], *doc["ncu_pick_sets"], *(s for s in doc["group_m_sets"] if s != "fresh35")]
@@ -196,7 +196,7 @@ def test_per_cta_traces_put_the_grouped_orders_gain_in_the_first_generation_of_c
 def test_grouped_tiles_follow_the_kernels_launch_order():
     """The canonical kernel's pid -> (pid_m, pid_n): GROUP_M rows are walked down before moving one column right, and the
     last group holds the rows that are left."""
-    from validation.first_wave import grouped_tiles
+    from wavesim.kernels.gpc_share import grouped_tiles
 
     pm, pn = grouped_tiles(np.arange(15), npm=5, npn=3, group_m=2)
     assert list(pm) == [0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 4, 4, 4]

@@ -14,7 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from hwspecs import GPUSpec
-from wavetune.config import GemmProblem, LaunchConfig, fastest
+from wavetune.config import TIE_RTOL, GemmProblem, LaunchConfig, fastest
 
 from .mapping import SIMULATED_BELOW_M, MacroGroup, band_of, group_space
 from .model import WaveModel
@@ -39,15 +39,16 @@ def triton_version() -> str | None:
 def _micro_table(groups_w: np.ndarray, groups_b: np.ndarray, logreg: np.ndarray, w_tab: int,
                  micros=None) -> list[list[int]]:
     """Per (w, L bucket) cell the micro with the lowest mean log-regret over the cell's anchors (equal scores: the
-    larger GROUP_M, then the first: wavetune.config.fastest); empty cells take the nearest filled cell (in
+    larger GROUP_M, then the first: wavetune.config.fastest; exact ties only, since a cell's mean over its anchors is
+    no single simulated time that the 2% GROUP_M sibling tie is about); empty cells take the nearest filled cell (in
     |w - w'| / w + |b - b'|, ties to the smaller w then b)."""
     n_micro = logreg.shape[1]
     filled: dict[tuple[int, int], int] = {}
     for key in sorted(set(zip(groups_w.tolist(), groups_b.tolist()))):
         sel = (groups_w == key[0]) & (groups_b == key[1])
-        filled[key] = fastest(np.exp(logreg[sel].mean(axis=0)), micros)   # log-regrets: exp keeps their order
+        filled[key] = fastest(np.exp(logreg[sel].mean(axis=0)), micros, TIE_RTOL)   # exp keeps the log-regrets' order
     # the overall best micro as the fallback for a macro with no anchors at all
-    overall = fastest(np.exp(logreg.mean(axis=0)), micros) if len(logreg) else 0
+    overall = fastest(np.exp(logreg.mean(axis=0)), micros, TIE_RTOL) if len(logreg) else 0
     keys = sorted(filled)
     out = []
     for w in range(1, w_tab + 1):

@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from wavesim.kernels.gpc_share import grouped_tiles
+
 WAVES = (1, 2, 3)   # the ends compared: wave 1 against the step from wave 2 to wave 3
 COALESCE_STEPS = 1.0   # --gpc: CTAs of one GPC reading a tile within this many K steps of each other count once
 TIME_SAMPLES = 400     # --gpc: instants at which the running CTAs are compared
@@ -107,15 +109,6 @@ def trace_generation_ratios(path: str, gpu: str = "h200") -> list[dict]:
         rows.append({"config": cfg_key, "launch": launch, "ctas_per_sm": slots, "first_us": first / 1e3,
                      "later_us": rest / 1e3, "ratio": first / rest})
     return rows
-
-
-def grouped_tiles(pid: np.ndarray, npm: int, npn: int, group_m: int) -> tuple[np.ndarray, np.ndarray]:
-    """(tile row of A, tile column of B) of each program id in the canonical kernel's grouped launch order."""
-    gm = min(group_m, npm)
-    width = gm * npn
-    first = (pid // width) * gm
-    size = np.minimum(npm - first, gm)
-    return first + (pid % width) % size, (pid % width) // size
 
 
 def gpc_of_sm(gpu: str) -> np.ndarray:

@@ -70,7 +70,7 @@ def lockstep_gpc_share(M: int, N: int, cfg: LaunchConfig, stride: int, sm_count:
     G tiles of C; `programs`, default G, may differ: validation/l2_probe.py runs more programs than tiles; with `block`
     b, blocks of b consecutive programs keep their tiles and the blocks are permuted by the stride; `scope`: how many
     consecutive programs of a round share, a GPC's SMs by default, about 4 by the L2 probe's block study)."""
-    from validation.first_wave import grouped_tiles
+    from wavesim.kernels.gpc_share import grouped_tiles
 
     npm, npn = -(-M // cfg.BLOCK_M), -(-N // cfg.BLOCK_N)
     G = npm * npn

@@ -140,23 +140,35 @@ class GemmProblem:
         return {"dtype": self.dtype, "M": self.M, "N": self.N, "K": self.K}
 
 
-# Ties: the simulator gives configs that differ only in GROUP_M the same time wherever DRAM does not bind (it does not
-# model the L2 request coalescer, which merges reads of CTAs 2j and 2j+1 on a TPC and of in-step CTAs on a GPC:
-# validation/counters.py). Measured, the larger group is the better default: over the broad space at GROUP_M 1 / 8 /
-# 32 on two layers (validation/data/h200/fresh14/groupm_study.jsonl) the time against GROUP_M 8 is a median
-# 1.14 / 1 / 0.95 for wide tiles, 1.09 / 1 / 0.98 square, 1.03 / 1 / 0.98 tall. So among equal predictions, pick the
-# largest GROUP_M (then the first listed).
+# Ties: measured, the larger GROUP_M is the better default: over the broad space at GROUP_M 1 / 8 / 32 on two layers
+# (validation/data/h200/fresh14/groupm_study.jsonl) the time against GROUP_M 8 is a median 1.14 / 1 / 0.95 for wide
+# tiles, 1.09 / 1 / 0.98 square, 1.03 / 1 / 0.98 tall. So among equal predictions, pick the largest GROUP_M (then the
+# first listed).
 TIE_RTOL = 1e-9
+# The simulator prices GROUP_M through the L2 coalescer (wavesim/kernels/gpc_share.py) with a median |log error| of
+# the sibling time ratio of 1.6% on the H200's clean sweeps (NOTES.md session 29, GC2), so siblings it puts within 2% of
+# the fastest it cannot tell apart: among those the larger GROUP_M is the better bet (the prior above; NOTES.md
+# session 30, GC2T: chosen before any score).
+GROUP_M_TIE_RTOL = 0.02
+SIBLING_FIELDS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages")
 
 
-def fastest(times, configs: Sequence[LaunchConfig] | None = None) -> int:
-    """Index of the smallest of `times`; among times within TIE_RTOL of it, the config with the largest GROUP_M
-    (then the first). Without configs, the first smallest."""
+def group_m_sibling_key(cfg) -> tuple:
+    """What configs that differ only in GROUP_M share (tile, warps, stages); fields an object lacks (the tuner's micro
+    configs have no tile) count as None."""
+    return tuple(getattr(cfg, f, None) for f in SIBLING_FIELDS)
+
+
+def fastest(times, configs: Sequence[LaunchConfig] | None = None, group_m_rtol: float = GROUP_M_TIE_RTOL) -> int:
+    """Index of the smallest of `times`; among times within TIE_RTOL of it, and the fastest's GROUP_M siblings within
+    `group_m_rtol` of it, the config with the largest GROUP_M (then the first). Without configs, the first smallest."""
     import numpy as np
 
     t = np.asarray(times, dtype=np.float64)
     best = int(np.argmin(t))
     if configs is None:
         return best
-    tied = np.nonzero(t <= t[best] * (1.0 + TIE_RTOL))[0]
+    family = group_m_sibling_key(configs[best])
+    tied = [i for i in range(len(t)) if t[i] <= t[best] * (1.0 + TIE_RTOL)
+            or (t[i] <= t[best] * (1.0 + group_m_rtol) and group_m_sibling_key(configs[i]) == family)]
     return int(max(tied, key=lambda i: (configs[i].GROUP_M, -i)))

@@ -30,6 +30,8 @@ def main(argv: list[str]) -> int:
         passes = [[f for st in studies for f in st["passes"][i]] for i in range(min(len(st["passes"]) for st in studies))]
     elif group in doc["pick_sets"]:
         passes = [[f] for f in doc["pick_sets"][group]]
+    elif group in doc["group_m_sets"]:    # a list of files per pass
+        passes = doc["group_m_sets"][group]
     else:
         print(f"no sweep group or pick set {group!r} in validation/data/h200/scorecard.json", file=sys.stderr)
         return 2

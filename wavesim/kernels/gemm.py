@@ -39,8 +39,12 @@ Per CTA the model gives the engines (wavesim.engine):
             pipelined loop's masked stage copies, zero-fill cp.async that still store into shared memory
             (masked_copies_s); only min(num_stages - 1, L) real loads are ever in flight (t_lat's divisor)
   compute_s = L * t_share + masked;  solo_frac = compute_s / (L * max(t_share, t_lat) + masked)
-  l2_bytes  = L * port_bytes from the chip-wide L2 pool of sm_count * L2 B/clk/SM * clock: when every
-            SM is busy the pool is the limit; in a partial wave an SM holding more CTAs draws more of it, up
+  l2_bytes  = L * (port_bytes - tile bytes x e x (1 - s)) from the chip-wide L2 pool of sm_count * L2 B/clk/SM *
+            clock: the L2 request coalescer serves the tile reads that CTAs of one GPC share once, s being the first
+            wave's per-GPC distinct share in the grouped launch order (wavesim/kernels/gpc_share.py; hwspecs
+            sms_per_gpc, none merged where it is unknown) and e its measured efficiency (l2_coalescing_one_wave,
+            l2_coalescing_later_waves: Nsight Compute counters, not fitted); the request overhead is not merged.
+            When every SM is busy the pool is the limit; in a partial wave an SM holding more CTAs draws more of it, up
             to its port (port ratio x its even share). With the prior ratio 1.0 the port is never looser
             than the pool, and the model is the per-SM one; calibration raises the ratio on the H200.
   fixed_s   = one DRAM latency to fill the pipeline + CTA overhead + the C tile's store
@@ -123,6 +127,8 @@ class GemmParams:
     unaligned_b_element_cycles: float
     spill_word_cycles: float
     tf32_b_element_cycles: float
+    l2_coalescing_one_wave: float
+    l2_coalescing_later_waves: float
 
     @classmethod
     def priors(cls) -> "GemmParams":
@@ -321,6 +327,19 @@ class GemmBatch:
     def waves(self) -> np.ndarray:
         return np.ceil(self.grid / (self.spec.sm_count * self.ctas_per_sm))
 
+    @functools.cached_property
+    def gpc_share(self) -> np.ndarray:
+        """s of wavesim/kernels/gpc_share.py: the share of the first wave's tile reads that one GPC's CTAs do not
+        share; 1 (nothing merged) where hwspecs knows no GPC size. Parameter-free, so counted once per batch."""
+        scope = self.spec.sms_per_gpc
+        if scope is None:
+            return np.ones(self.M.shape)
+        from wavesim.kernels.gpc_share import distinct_shares
+
+        keys = np.stack([np.ceil(self.M / self.bm), np.ceil(self.N / self.bn), self.group_m, self.ctas_per_sm,
+                         self.bm, self.bn], axis=-1)
+        return distinct_shares(keys, self.spec.sm_count, scope)
+
 
 def _wave_footprint(b: GemmBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(W, rows, cols): the W co-resident CTAs of a wave in grouped launch order cover `rows` tile rows of A
@@ -386,15 +405,18 @@ def l2_requests_per_k_step(bm, bn, bk, elem: int, line: int):
     return bm * np.ceil(bk * elem / line) + bk * np.ceil(bn * elem / line)
 
 
-def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: float) -> np.ndarray:
-    """A K step's loads as the L2 port and pool see them: its bytes plus `overhead` bytes per request, scaled so
-    that a whole cache line costs its own bytes (l2_bytes_per_clock_per_sm keeps meaning bytes of whole-line
-    traffic; only rows shorter than a line cost more per byte). Bytes alone where the arch has no sourced line."""
+def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: float):
+    """(tile part, request part) of a K step's loads as the L2 port and pool see them: its bytes plus `overhead`
+    bytes per request, scaled so that a whole cache line costs its own bytes (l2_bytes_per_clock_per_sm keeps meaning
+    bytes of whole-line traffic; only rows shorter than a line cost more per byte). Bytes alone where the arch has no
+    sourced line. The coalescer merges tile bytes, not the requests' overhead (NOTES.md session 29: merging both
+    over-credits BK = 16 tiles, whose cost is requests)."""
     line = b.spec.arch.cache_line_bytes
     if line is None:
-        return step_bytes
+        return step_bytes, np.zeros(np.shape(step_bytes))
     requests = l2_requests_per_k_step(b.bm, b.bn, b.bk, elem, line)
-    return (step_bytes + overhead * requests) * line / (line + overhead)
+    scale = line / (line + overhead)
+    return step_bytes * scale, overhead * requests * scale
 
 
 # cp.async (asynchronous global-to-shared copies, the pipelined loop's loads) exists from compute capability 8.0
@@ -463,7 +485,12 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     eff = np.where(b.wgmma, p.mma_efficiency * b.wg_width / (b.wg_width + p.wgmma_n_half), p.mma_v2_efficiency)
     t_math = 2.0 * b.bm * b.bn * b.bk / (sm_peak * eff)
     step_bytes = (b.bm + b.bn) * b.bk * elem
-    port_bytes = _l2_cost_bytes(b, elem, step_bytes, p.l2_request_overhead_bytes)
+    tile_cost, request_cost = _l2_cost_bytes(b, elem, step_bytes, p.l2_request_overhead_bytes)
+    port_bytes = tile_cost + request_cost
+    # The chip-wide pool serves the tile bytes that one GPC's CTAs share once, at the coalescer's measured efficiency
+    # (later waves' CTAs are dealt less in step: their own e); the SM's port still moves every byte.
+    coalesced = np.where(b.waves <= 1, p.l2_coalescing_one_wave, p.l2_coalescing_later_waves) * (1.0 - b.gpc_share)
+    pool_bytes = tile_cost * (1.0 - coalesced) + request_cost
     l2_Bps = p.l2_bytes_per_clock_per_sm * clock   # the chip-wide L2 pool, per SM
     t_port = port_bytes / (l2_Bps * p.l2_port_ratio)  # one K step's loads through the SM's own fill port
     dram_total = _dram_bytes_total(b, elem, grid, p.l2_fit_fraction)
@@ -535,7 +562,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     store_s = b.bm * b.bn * elem / l2_Bps
     return {"grid": grid, "sm_count": spec.sm_count, "slots_per_sm": b.ctas_per_sm, "compute_s": compute_s,
             "solo_frac": solo_frac,
-            "l2_bytes": L * port_bytes, "l2_Bps": l2_Bps * spec.sm_count,
+            "l2_bytes": L * pool_bytes, "l2_Bps": l2_Bps * spec.sm_count,
             "dram_bytes": dram_cta,
             "mem_cap_Bps": dram_Bps,
             "fixed_s": (p.dram_latency_cycles + p.cta_overhead_cycles) / clock + store_s,
