@@ -1,5 +1,5 @@
-"""The L2 pool served per GPC (wavesim/kernels/gpc_share.py): the per-GPC distinct share of a wave's tile reads, its
-numpy and numba counts, and what it does to GROUP_M siblings in the GEMM model."""
+"""The L2 pool served per GPC (wavesim/kernels/gpc_share.py): the per-GPC distinct share of a wave's tile reads, counted
+for many keys in one pass, and what it does to GROUP_M siblings in the GEMM model."""
 
 import dataclasses
 
@@ -25,27 +25,40 @@ KEYS = st.tuples(st.integers(1, 300), st.integers(1, 300), st.sampled_from([1, 2
 def test_share_is_the_gpc_scope_probes_lockstep_share(M, N, bm, bn, gm, slots):
     """The vectorised count is the GPC-scope probe's reading of the canonical order (validation/gpc_scope.py)."""
     cfg = LaunchConfig(bm, bn, 32, gm, 4, 3)
-    got = gpc_share._share_numpy(-(-M // bm), -(-N // bn), gm, slots, bm, bn, H200.sm_count, H200.sms_per_gpc)
+    got = _one(-(-M // bm), -(-N // bn), gm, slots, bm, bn, H200.sm_count, H200.sms_per_gpc)
     assert got == lockstep_gpc_share(M, N, cfg, 1, H200.sm_count, slots, scope=H200.sms_per_gpc)
 
 
+def _one(*key_and_machine) -> float:
+    """One key counted alone, in a fresh cache."""
+    gpc_share._cache.clear()
+    *key, sm_count, scope = key_and_machine
+    return float(gpc_share.distinct_shares(np.array([key]), sm_count, scope)[0])
+
+
 @settings(max_examples=20, deadline=None)
-@given(keys=st.lists(KEYS, min_size=1, max_size=40), sm_count=st.integers(8, 200), scope=st.integers(1, 20))
-def test_numba_and_numpy_counts_agree_exactly(keys, sm_count, scope):
-    k = np.array(keys, dtype=np.int64)
-    fast = gpc_share._numba_kernel()(k, sm_count, scope)
-    slow = [gpc_share._share_numpy(*map(int, r), sm_count, scope) for r in k]
-    assert np.array_equal(fast, slow)
+@given(keys=st.lists(KEYS, min_size=1, max_size=40), sm_count=st.integers(8, 200), scope=st.integers(1, 20),
+       per_pass=st.integers(1, 5000))
+def test_many_keys_in_passes_count_as_each_alone(keys, sm_count, scope, per_pass):
+    """Keys counted together, split into passes of any size, with repeats, get what each gets alone."""
+    alone = [_one(*k, sm_count, scope) for k in keys]
+    gpc_share._cache.clear()
+    old, gpc_share.PROGRAMS_PER_PASS = gpc_share.PROGRAMS_PER_PASS, per_pass
+    try:
+        together = gpc_share.distinct_shares(np.array(keys + keys[:3]), sm_count, scope)
+    finally:
+        gpc_share.PROGRAMS_PER_PASS = old
+    assert together.tolist() == alone + alone[:3]
 
 
 def test_share_hand_worked():
     """4 x 4 tiles of 64 x 64, GROUP_M 2, 1 CTA/SM on 8 SMs in GPCs of 4: pids 0-3 on GPC 0 cover rows {0, 1} and
     columns {0, 1}, pids 4-7 on GPC 1 rows {0, 1} and columns {2, 3}: 2 x (2 + 2) tiles of 64 of 8 x 2 read."""
-    assert gpc_share._share_numpy(4, 4, 2, 1, 64, 64, 8, 4) == (2 * (2 * 64 + 2 * 64)) / (8 * 128)
+    assert _one(4, 4, 2, 1, 64, 64, 8, 4) == (2 * (2 * 64 + 2 * 64)) / (8 * 128)
     # GROUP_M 1 walks a row of B: one row of A and four columns per GPC
-    assert gpc_share._share_numpy(4, 4, 1, 1, 64, 64, 8, 4) == (2 * (1 * 64 + 4 * 64)) / (8 * 128)
+    assert _one(4, 4, 1, 1, 64, 64, 8, 4) == (2 * (1 * 64 + 4 * 64)) / (8 * 128)
     # one CTA per GPC window shares nothing
-    assert gpc_share._share_numpy(4, 4, 8, 1, 64, 64, 8, 1) == 1.0
+    assert _one(4, 4, 8, 1, 64, 64, 8, 1) == 1.0
 
 
 def _sibling_times(spec, params=None, M=768):

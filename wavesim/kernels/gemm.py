@@ -336,9 +336,13 @@ class GemmBatch:
             return np.ones(self.M.shape)
         from wavesim.kernels.gpc_share import distinct_shares
 
-        keys = np.stack([np.ceil(self.M / self.bm), np.ceil(self.N / self.bn), self.group_m, self.ctas_per_sm,
+        return distinct_shares(self.gpc_share_keys, self.spec.sm_count, scope)
+
+    @property
+    def gpc_share_keys(self) -> np.ndarray:
+        """What s depends on, per record: (tile rows, tile columns, GROUP_M, CTAs/SM, BM, BN)."""
+        return np.stack([np.ceil(self.M / self.bm), np.ceil(self.N / self.bn), self.group_m, self.ctas_per_sm,
                          self.bm, self.bn], axis=-1)
-        return distinct_shares(keys, self.spec.sm_count, scope)
 
 
 def _wave_footprint(b: GemmBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
