@@ -61,9 +61,13 @@ def distinct_shares(keys: np.ndarray, sm_count: int, scope: int) -> np.ndarray:
     """s for each row (npm, npn, GROUP_M, CTAs/SM, BM, BN) of an int array."""
     keys = np.array(keys, dtype=np.int64).reshape(-1, 6)
     # keys that deal the same programs to the same windows count alike: GROUP_M beyond the tile rows orders as all
-    # rows, and CTAs/SM beyond what fills the grid add no programs
-    keys[:, 2] = np.minimum(keys[:, 2], keys[:, 0])
-    keys[:, 3] = np.minimum(keys[:, 3], -(-(keys[:, 0] * keys[:, 1]) // sm_count))
+    # rows, CTAs/SM beyond what fills the grid add no programs, and tile rows beyond the last full group that the
+    # wave reaches are never read by it (an M sweep's large M are one key per tile, grid width and CTAs/SM)
+    npm, npn = keys[:, 0], keys[:, 1]
+    keys[:, 2] = np.minimum(keys[:, 2], npm)
+    keys[:, 3] = np.minimum(keys[:, 3], -(-(npm * npn) // sm_count))
+    gm, wave = keys[:, 2], sm_count * keys[:, 3]
+    keys[:, 0] = np.where(npm * npn >= wave, np.minimum(npm, gm * ((wave - 1) // (gm * npn) + 1)), npm)
     uniq, inv = np.unique(keys, axis=0, return_inverse=True)
     tagged = [(sm_count, scope, *u) for u in uniq.tolist()]
     todo = np.array([i for i, t in enumerate(tagged) if t not in _cache], dtype=np.int64)
