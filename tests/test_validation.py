@@ -717,6 +717,16 @@ def test_blind_sets_are_drawn_reproducibly_within_the_limits_they_state(tmp_path
         tiles = {tuple(v for k, v in c.items() if k != "GROUP_M") for c in configs}
         assert len(configs) == 4 * len(tiles) and {c["GROUP_M"] for c in configs} == {1, 4, 8, 16}
         assert len(shapes) == 20 and all(s["M"] >= 128 and s["N"] % 16 == 0 and s["K"] % 16 == 0 for s in shapes)
+    # --warps / --stages weight the draw (fresh44: 1 and 16 warps and one stage twice as often), and refuse values
+    # outside the space
+    script = [sys.executable, str(root / "validation/scripts/make_blind_set.py"), "--seed", "44", "--configs", "80",
+              "--shapes", "24", "--out", str(tmp_path / "fresh44")]
+    subprocess.run([*script, "--warps", "1,1,2,4,8,16,16", "--stages", "1,1,2,3,4,5,6"], check=True,
+                   capture_output=True, env={"PYTHONPATH": str(root)})
+    for f in ("blind_configs.jsonl", "blind_shapes.jsonl"):
+        assert (tmp_path / "fresh44" / f).read_text() == (root / "validation/data/h200/fresh44" / f).read_text()
+    bad = subprocess.run([*script, "--warps", "3"], capture_output=True, text=True, env={"PYTHONPATH": str(root)})
+    assert bad.returncode == 2 and "--warps: [3] not among [1, 2, 4, 8, 16]" in bad.stderr
 
 
 def _extra_stage_ratios(path: str, max_k_steps: int, stages=range(3, 8), dtype: str = "bf16",

@@ -8,6 +8,12 @@ them was chosen by looking at the model.
     PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 19 --configs 160 --shapes 12 \
         --out validation/data/h200/fresh19
 
+--warps and --stages weight the draw (a value listed twice is drawn twice as often): a set that over-samples the
+warps and stages no fitted space holds (session 33: 1 and 16 warps, one stage):
+
+    PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 44 --configs 80 --shapes 24 \
+        --warps 1,1,2,4,8,16,16 --stages 1,1,2,3,4,5,6 --out validation/data/h200/fresh44
+
 With --group-m-siblings the configs are instead every tile of SIBLING_TILES at each GROUP_M of SIBLING_GROUPS (configs
 that differ only in the launch order), and the shapes are aligned with M from --min-m up (a GROUP_M set: session 29):
 
@@ -52,8 +58,15 @@ def main() -> None:
     ap.add_argument("--group-m-siblings", action="store_true",
                     help="configs: SIBLING_TILES x SIBLING_GROUPS; shapes: aligned, M from --min-m")
     ap.add_argument("--min-m", type=int, default=1, help="smallest M of the log-uniform draw")
+    ap.add_argument("--warps", default=",".join(map(str, WARPS)),
+                    help="num_warps values drawn from, comma-separated; a value given twice is drawn twice as often")
+    ap.add_argument("--stages", default=",".join(map(str, STAGES)), help="num_stages values drawn from, likewise")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
+    warps, stages = ([int(v) for v in arg.split(",")] for arg in (a.warps, a.stages))
+    for name, vals, allowed in (("--warps", warps, WARPS), ("--stages", stages, STAGES)):
+        if not set(vals) <= set(allowed):
+            ap.error(f"{name}: {sorted(set(vals) - set(allowed))} not among {list(allowed)}")
     smem = hwspecs.load_gpu(a.gpu).arch.smem_per_cta_optin_bytes
     configs: dict[tuple, dict] = {}
     if a.group_m_siblings:
@@ -61,8 +74,8 @@ def main() -> None:
                    for bm, bn, bk, w, st in SIBLING_TILES for g in SIBLING_GROUPS}
     while len(configs) < a.configs and not a.group_m_siblings:
         bm, bn, bk = (int(rng.choice(POW2_TILES)), int(rng.choice(POW2_TILES)), int(rng.choice(K_TILES)))
-        c = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=int(rng.choice(GROUPS)), num_warps=int(rng.choice(WARPS)),
-                 num_stages=int(rng.choice(STAGES)))
+        c = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=int(rng.choice(GROUPS)), num_warps=int(rng.choice(warps)),
+                 num_stages=int(rng.choice(stages)))
         # Triton buffers num_stages - 1 stages of A and B tiles (at least one): skip what cannot fit an SM at all
         if max(c["num_stages"] - 1, 1) * (bm + bn) * bk * ELEMENT_BYTES > smem:
             continue
