@@ -50,6 +50,7 @@ def test_rates_are_derived_when_left_out(tmp_path):
     ("arch", 'arch = "sm_99"', "no architecture file"),
     ("vendor", 'vendor = "intel"', "unknown vendor"),
     ("tdp_w", 'tdp_w = { value = true, status = "datasheet", source = "x" }', "wrong type"),
+    ("sms_per_gpc", 'sms_per_gpc = { value = 200, status = "measured", source = "x" }', "200 SMs per GPC but only 132"),
 ])
 def test_spec_errors_name_file_key_problem_and_fix(tmp_path, key, line, problem):
     path = _write(tmp_path, _replace_line(H200, key, line))
@@ -58,6 +59,12 @@ def test_spec_errors_name_file_key_problem_and_fix(tmp_path, key, line, problem)
     msg = str(e.value)
     assert str(path) in msg and f"'{key}'" in msg and problem in msg and "Fix:" in msg
     assert isinstance(e.value, ValueError) and e.value.key == key
+
+
+def test_the_gpc_size_is_optional(tmp_path):
+    """A spec without sms_per_gpc loads (the model then merges no L2 reads: tests/test_gpc_share.py)."""
+    spec = hwspecs.load_gpu_file(_write(tmp_path, _replace_line(H200, "sms_per_gpc", "")))
+    assert spec.sms_per_gpc is None and hwspecs.load_gpu("h200").sms_per_gpc == 16
 
 
 def test_unknown_key_suggests_the_right_one(tmp_path):
