@@ -1,10 +1,10 @@
-"""Cost of the L2 coalescer's per-GPC share (wavesim/kernels/gpc_share.py), which sets its NUMBA_MIN_KEYS.
+"""Cost of the L2 coalescer's per-GPC share (wavesim/kernels/gpc_share.py): time per key, each counted once.
 
     python3 benchmarks/bench_gpc_share.py [--keys 5000] [--repeats 3]
 
-Prints, as medians over fresh processes (each key counted once: the process cache starts empty), numpy's time per
-key, numba's import plus its first (cached-compile) call, and numba's time per key after that, for keys drawn like a
-sweep's (the 186-config H200 space on random shapes), and the key count above which numba is the cheaper engine.
+Prints the median over fresh processes (the process cache starts empty) of the time per key of one call with all the
+keys and of one call per key (the first 500), for keys drawn like a sweep's (the configs of benchmarks/bench_predict.py
+on random H200 shapes).
 """
 
 from __future__ import annotations
