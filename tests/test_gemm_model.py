@@ -294,3 +294,28 @@ def test_masked_stage_copies_cost_their_shared_memory_stores():
     assert len({config_occupancy(H200, c, "bf16")[0].ctas_per_sm for c in wide}) == 1
     t = simulate_batch(GemmBatch.build(H200, "bf16", [8192] * 2, [4096] * 2, [64] * 2, wide)).makespan_s
     assert t[1] > t[0]
+
+
+def test_mma_sync_steps_wait_on_the_shared_memory_port():
+    """An mma.sync CTA's step moves its tile into shared memory and its warps' fragments out (A once per warp column
+    of the warp grid, B once per warp row) at the arch's shared-memory rate: a floor that decides a lone CTA of many
+    warps on a small tile (fresh44: 16x64x256 on 16 warps measured 1.4-2.2x the best at decode M, where the model
+    without it picked it). wgmma kernels read through the tensor core: no floor; nor on AMD."""
+    from wavesim.calibration import load_calibration
+    from wavesim.kernels.gemm import mma_v2_smem_read_elements, mma_v2_warps
+
+    p = load_calibration("auto", "h200")
+    cfg = LaunchConfig.from_key("16x64x256_g8_w16_s5")
+    assert mma_v2_warps(cfg) == (2, 8) and mma_v2_smem_read_elements(cfg) == 16 * 16 + 16 * 8
+    b = GemmBatch.build(H200, "bf16", [8], [1024], [65536], [cfg])
+    floor = (16 + 64 + 384) * 256 * 2 / (H200.arch.smem_bytes_per_clock * H200.boost_clock_hz)
+    assert b.grid[0] < H200.sm_count   # one CTA per SM: its own step is the launch
+    assert simulate_batch(b, p).makespan_s[0] >= b.k_steps[0] * floor
+    # the same tile on 4 warps reads a third as much and is faster, as measured
+    four = GemmBatch.build(H200, "bf16", [8], [1024], [65536], [LaunchConfig.from_key("16x64x256_g8_w4_s5")])
+    assert simulate_batch(four, p).makespan_s[0] < simulate_batch(b, p).makespan_s[0]
+    assert not GemmBatch.build(H200, "bf16", [8], [1024], [4096], [LaunchConfig.from_key("64x64x64_g8_w4_s3")]
+                               ).smem_reads.any()
+    mi = hwspecs.load_gpu("mi300x")
+    assert not GemmBatch.build(mi, "fp16", [8], [1024], [4096], [LaunchConfig.from_key("16x64x64_g8_w16_s2")]
+                               ).smem_reads.any()

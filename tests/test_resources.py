@@ -301,6 +301,24 @@ def test_compiled_sm90_kernels_take_the_mma_path_and_b_copies_the_model_assumes(
 
 
 @pytest.mark.triton
+def test_mma_v2_warp_grid_is_the_one_triton_compiles():
+    """mma_v2_warps, which sets how often an mma.sync CTA's warps read A and B from shared memory, is the warpsPerCTA
+    of the sm_90 TTGIR's #nvidia_mma layout: warps along M or N by the tiles' slices, and past both sides' slices
+    (16 warps on 16 x 64) along M, holding copies."""
+    import re
+
+    pytest.importorskip("triton")
+    from wavesim.kernels.gemm import mma_v2_warps
+
+    for key in ("16x64x256_g8_w16_s5", "32x64x64_g8_w4_s3", "32x32x256_g32_w8_s4", "32x128x64_g8_w8_s3",
+                "16x16x32_g16_w8_s3", "16x32x32_g2_w16_s1", "128x32x32_g1_w2_s5", "32x16x128_g4_w4_s1"):
+        cfg = LaunchConfig.from_key(key)
+        ttgir = oracle._compile(cfg, "sm_90", "bf16", oracle.DEFAULT_PROBLEM).asm["ttgir"]
+        got = re.search(r"versionMajor = 2[^}]*warpsPerCTA = \[(\d+), (\d+)\]", ttgir)
+        assert got and (int(got[1]), int(got[2])) == mma_v2_warps(cfg), key
+
+
+@pytest.mark.triton
 def test_oracle_reproduces_the_jit_specialization():
     pytest.importorskip("triton")
     import triton.language as tl

@@ -16,7 +16,11 @@ Per CTA the model gives the engines (wavesim.engine):
   t_lat   = (avg load latency + t_port + chi * t_math [+ the tf32 B copy]) / min(num_stages - 1, L)
             + BLOCK_K / 16 * k16 chain
             (BLOCK_K / 8 for tf32: MMA_K_BYTES), and at least t_math x sub-partitions / warps for a CTA of
-            fewer warps than the SM has sub-partitions (a warp uses its own sub-partition's tensor core)
+            fewer warps than the SM has sub-partitions (a warp uses its own sub-partition's tensor core), and at
+            least t_smem for an mma.sync kernel (sm_80+, no wgmma): its step's tile stores into shared memory and
+            its warps' fragment reads out of it (ldmatrix; A read once per warp column of Triton's warp grid, B once
+            per warp row: mma_v2_warps) through the SM's shared-memory port (hwspecs smem_bytes_per_clock), which
+            decides a lone CTA of many warps on a small tile (a 16 x 64 tile's 16 warps read 5x its bytes)
             a CTA alone needs at least this per step: num_stages - 1 smem stages are in flight, and a stage
             is refilled only after its MMA is done (chi, mma_in_load_chain: the share of that MMA the chain
             waits for; the next loads go out while the current MMA runs; all of it at num_stages = 1, whose
@@ -223,6 +227,35 @@ WGMMA_TRANSPOSABLE_DTYPES = frozenset({"bf16", "fp16"})
 MMA_K_BYTES = 32
 
 
+# Rows x columns of the accumulator one m16n8k16 instruction computes: a warp's smallest share of the tile (PTX ISA).
+MMA_V2_WARP_TILE = (16, 8)
+
+
+def mma_v2_warps(cfg: LaunchConfig) -> tuple[int, int]:
+    """Triton's warp grid (along M, along N) of an mma_v2 tile, as the sm_90 TTGIR of Triton 3.6 lays it out
+    (warpsPerCTA of #nvidia_mma, versionMajor 2; tests/test_gemm_model.py checks it against compiled kernels):
+    warps double along M while the tile has at least as many 16-row slices per warp as 8-column ones, else along N,
+    each side up to its slices; warps past both sides' slices go along M and hold copies of the same fragments."""
+    rows, cols = MMA_V2_WARP_TILE
+    m_slices, n_slices = cfg.BLOCK_M // rows, cfg.BLOCK_N // cols
+    wm = wn = 1
+    while wm * wn < cfg.num_warps:
+        if (m_slices // wm >= n_slices // wn and wm < m_slices) or wn >= n_slices:
+            wm *= 2
+        else:
+            wn *= 2
+    return wm, wn
+
+
+def mma_v2_smem_read_elements(cfg: LaunchConfig) -> float:
+    """Elements of A and B one K column of an mma_v2 CTA's warps read from shared memory (ldmatrix): each warp its
+    max(16, BM / wm) rows of A and max(8, BN / wn) columns of B, so A is read wn times and B wm times (more where
+    warps hold copies of fragments)."""
+    wm, wn = mma_v2_warps(cfg)
+    rows, cols = MMA_V2_WARP_TILE
+    return wn * max(cfg.BLOCK_M, rows * wm) + wm * max(cfg.BLOCK_N, cols * wn)
+
+
 def wgmma_width(cfg: LaunchConfig) -> float:
     """Columns per warpgroup instruction: Triton puts warpgroups along M first, then splits N."""
     warpgroups = cfg.num_warps // 4
@@ -280,6 +313,8 @@ class GemmBatch:
     unaligned_b: np.ndarray  # bool: N not a multiple of 16, B's rows are
     spills: np.ndarray      # 32-bit words of local memory per thread of the kernel this shape gets
     transposed_b: np.ndarray  # bool: wgmma cannot read B N-major, so B's tile is copied one element per lane
+    smem_reads: np.ndarray  # elements an mma.sync CTA's warps read from shared memory per K column (sm_80+ NVIDIA;
+    #                         0 elsewhere: wgmma reads its operands through the tensor core's own path)
 
     @classmethod
     def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
@@ -308,7 +343,9 @@ class GemmBatch:
                    ctas_per_sm=np.array([uniq[k][0].ctas_per_sm for k in keys], dtype=np.float64),
                    threads=col(lambda c: spec.arch.warp_size * c.num_warps), unaligned_a=ua, unaligned_b=ub,
                    spills=np.array([uniq[k][1].spills for k in keys], dtype=np.float64),
-                   transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES))
+                   transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES),
+                   smem_reads=np.where(wgmma | (_arch_order(spec.arch.name) < CP_ASYNC_MIN_ARCH) | (not nvidia),
+                                       0.0, col(mma_v2_smem_read_elements)))
 
     @property
     def grid(self) -> np.ndarray:
@@ -530,6 +567,13 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # fp32 under wgmma: B's tile is copied into K-major shared memory one element per lane (WGMMA_TRANSPOSABLE_DTYPES).
     t_tf32_copy = p.tf32_b_element_cycles * b.transposed_b * b.bk * b.bn / clock
 
+    # An mma.sync K step moves its tile into shared memory and its warps' fragments out of it (ldmatrix) through the
+    # SM's shared-memory port: a floor on the CTA's own step. Not SM-shared work: there it adds M-sweep jumps the
+    # hardware lacks (variant SM1, NOTES.md session 34).
+    smem_rate = spec.arch.smem_bytes_per_clock
+    t_smem = (np.where(b.smem_reads > 0, (step_bytes + b.smem_reads * b.bk * elem) / (smem_rate * clock), 0.0)
+              if smem_rate else np.zeros(b.bm.shape))
+
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
         # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
@@ -542,7 +586,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
         # of BLOCK_K / 16 instructions (BLOCK_K / 8 for tf32) that no stage in flight hides (measured:
         # validation/data/h200/stages/).
         t = t + b.bk * elem / MMA_K_BYTES * k16_chain / clock
-        t = np.maximum(t, t_math_own)
+        t = np.maximum(np.maximum(t, t_math_own), t_smem)
         # M < BM: every CTA's A tile is BM / M copies of each of M rows, requested by all co-resident CTAs each K step.
         return t + wrapped_row_share(b.M, b.bm) * b.resident * b.bm * b.bk * elem / single_row_Bps
 
