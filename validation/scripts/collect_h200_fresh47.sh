@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session-34 H200 collection (GPU machine, repository root; $OUT receives copies): fresh47, a blind set drawn as
-# fresh44 was (make_blind_set.py --seed 46 --configs 80 --shapes 24 --warps 1,1,2,4,8,16,16 --stages 1,1,2,3,4,5,6) at
+# fresh44 was (make_blind_set.py --seed 47 --configs 80 --shapes 24 --warps 1,1,2,4,8,16,16 --stages 1,1,2,3,4,5,6) at
 # 01:12 of session 34, kept sealed for the next warp or stage variant (NOTES.md, session 34); two passes in
 # shuffled orders with the clean L2 eviction.
 # usage: bash validation/scripts/collect_h200_fresh47.sh
