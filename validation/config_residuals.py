@@ -6,7 +6,8 @@ Per file (and over all files), for each value of each field in --by, the median 
 measured time after one scale per shape (the shape's median log ratio): what is left is how the model ranks the
 configs of one shape, which is what its picks depend on. A value far from 1 the calibration did not see or cannot
 fit (session 33: on each of the blind sets fresh19 / fresh37 / fresh43, 16 warps 0.90 and one stage 0.88-0.95, where
-the calibration's configs have 4-8 warps and 2-5 stages, all within 2%). Records of shapes with N or K not a multiple of 16 are left out
+the calibration's configs have 4-8 warps and 2-5 stages, all within 2%; `--by spills`, session 34: aligned kernels
+that spill, which no config of the tuning space does, 1.3-2.1x too slow). Records of shapes with N or K not a multiple of 16 are left out
 (another kernel: validation/unaligned.py).
 """
 
@@ -20,13 +21,17 @@ import numpy as np
 
 from validation.measurements import load_measurements
 
-FIELDS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+FIELDS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages", "spills")
+# "spills" is the compiled kernel's spilled words per thread (wavesim.resources), by these upper bounds: a value v
+# stands for the spill counts above the previous bound up to v (0: none)
+SPILL_BOUNDS = (0, 16, 64, 200, 10**6)
 ALIGNMENT = 16
 
 
 def residuals(spec, measurements, params, fields, dtype: str = "bf16") -> dict[str, dict[int, list[float]]]:
     """{field: {value: [log(simulated / measured) - the shape's median, ...]}}."""
     from wavesim.calibration import build_dataset, simulate_ms
+    from wavesim.resources import gemm_resources
 
     ds = build_dataset(spec, measurements, dtype, keep=lambda s: s[1] % ALIGNMENT == 0 and s[2] % ALIGNMENT == 0)
     r = np.log(simulate_ms(ds, params) / ds.ms)
@@ -34,9 +39,16 @@ def residuals(spec, measurements, params, fields, dtype: str = "bf16") -> dict[s
         sel = ds.shape_id == sid
         r[sel] -= np.median(r[sel])
     out: dict[str, dict[int, list[float]]] = {f: defaultdict(list) for f in fields}
+    spills: dict[str, int] = {}
     for i, c in enumerate(ds.configs):
         for f in fields:
-            out[f][getattr(c, f)].append(float(r[i]))
+            if f == "spills":
+                if c.key not in spills:
+                    n = gemm_resources(c, spec.arch.name, dtype).spills
+                    spills[c.key] = next(v for v in SPILL_BOUNDS if n <= v)
+                out[f][spills[c.key]].append(float(r[i]))
+            else:
+                out[f][getattr(c, f)].append(float(r[i]))
     return out
 
 
