@@ -233,7 +233,7 @@ MMA_V2_WARP_TILE = (16, 8)
 
 def mma_v2_warps(cfg: LaunchConfig) -> tuple[int, int]:
     """Triton's warp grid (along M, along N) of an mma_v2 tile, as the sm_90 TTGIR of Triton 3.6 lays it out
-    (warpsPerCTA of #nvidia_mma, versionMajor 2; tests/test_gemm_model.py checks it against compiled kernels):
+    (warpsPerCTA of #nvidia_mma, versionMajor 2; tests/test_resources.py checks it against compiled kernels):
     warps double along M while the tile has at least as many 16-row slices per warp as 8-column ones, else along N,
     each side up to its slices; warps past both sides' slices go along M and hold copies of the same fragments."""
     rows, cols = MMA_V2_WARP_TILE
