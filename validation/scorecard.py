@@ -98,26 +98,40 @@ def sweep_scores(spec, passes: list[list], params, nk: tuple[int, int] | None = 
     return out
 
 
-def pick_regrets(spec, measurements: list, params, dtype: str = "bf16") -> dict[tuple[int, int, int], float]:
-    """Per aligned shape with 2+ configs: measured time of the simulator's pick over the measured best."""
+def _shape_rows(spec, measurements: list, params, dtype: str = "bf16") -> dict[tuple[int, int, int], list]:
+    """Per aligned shape: (median measured ms, simulated ms, config) of each of its configs."""
     from wavesim.calibration import build_dataset, simulate_ms
-    from wavetune.config import fastest
 
     ds = build_dataset(spec, measurements, dtype, keep=lambda s: s[1] % ALIGNMENT == 0 and s[2] % ALIGNMENT == 0)
     sim = simulate_ms(ds, params)
     runs: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i, c in enumerate(ds.configs):
         runs[(int(ds.shape_id[i]), c.key)].append(i)
-    per_shape: dict[int, list[tuple[float, float, Any]]] = defaultdict(list)
+    per_shape: dict[tuple[int, int, int], list[tuple[float, float, Any]]] = defaultdict(list)
     for (sid, _), idx in runs.items():
-        per_shape[sid].append((float(np.median(ds.ms[idx])), float(sim[idx[0]]), ds.configs[idx[0]]))
+        per_shape[ds.shapes[sid]].append((float(np.median(ds.ms[idx])), float(sim[idx[0]]), ds.configs[idx[0]]))
+    return per_shape
+
+
+def pick_regrets(spec, measurements: list, params, dtype: str = "bf16") -> dict[tuple[int, int, int], float]:
+    """Per aligned shape with 2+ configs: measured time of the simulator's pick over the measured best."""
+    from wavetune.config import fastest
+
     out = {}
-    for sid, rows in per_shape.items():
+    for shape, rows in _shape_rows(spec, measurements, params, dtype).items():
         if len(rows) < 2:
             continue
         meas = [r[0] for r in rows]
-        out[ds.shapes[sid]] = meas[fastest([r[1] for r in rows], [r[2] for r in rows])] / min(meas)
+        out[shape] = meas[fastest([r[1] for r in rows], [r[2] for r in rows])] / min(meas)
     return out
+
+
+def shape_taus(spec, measurements: list, params, dtype: str = "bf16") -> dict[tuple[int, int, int], float]:
+    """Per aligned shape with 2+ configs: Kendall tau between simulated and measured times (issue 3's ranking)."""
+    from validation.suite import kendall_tau
+
+    return {shape: kendall_tau([r[1] for r in rows], [r[0] for r in rows])
+            for shape, rows in _shape_rows(spec, measurements, params, dtype).items() if len(rows) >= 2}
 
 
 def group_m_set_scores(spec, passes: list[list], params) -> dict[str, Any]:

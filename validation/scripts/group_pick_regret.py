@@ -1,6 +1,6 @@
 """Pick regret over the shapes of an M-sweep group or a pick set of the scorecard (no GPU): each pass's records through
 validation.scorecard.pick_regrets (a pick set's files are its passes), the geometric mean over shapes per pass and the
-worst shape, and their mean (how sessions 30-31 decided T5 on fresh34, fresh36 and fresh37; NOTES.md).
+worst shape, the median Kendall tau over shapes, and their mean (how sessions 30-31 decided T5 on fresh34, fresh36 and fresh37; NOTES.md).
 
     python3 validation/scripts/group_pick_regret.py GROUP [CALIBRATION]   (CALIBRATION: a JSON file or auto)
 """
@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np  # noqa: E402
 
 import hwspecs  # noqa: E402
-from validation.scorecard import _load_pass, load_description, pick_regrets  # noqa: E402
+from validation.scorecard import _load_pass, load_description, pick_regrets, shape_taus  # noqa: E402
 from validation.suite import geomean  # noqa: E402
 from wavesim.calibration import load_calibration  # noqa: E402
 
@@ -35,14 +35,17 @@ def main(argv: list[str]) -> int:
     else:
         print(f"no sweep group or pick set {group!r} in validation/data/h200/scorecard.json", file=sys.stderr)
         return 2
-    per_pass, worst = [], []
+    per_pass, worst, taus = [], [], []
     for i, files in enumerate(passes):
-        regrets = pick_regrets(spec, _load_pass(spec.id, files), params)
+        records = _load_pass(spec.id, files)
+        regrets = pick_regrets(spec, records, params)
         per_pass.append(geomean(regrets.values()))
         worst.append(max(regrets.values()))
+        taus.append(float(np.median(list(shape_taus(spec, records, params).values()))))
         shape = max(regrets, key=regrets.get)
-        print(f"pass {i + 1}: {len(regrets)} shapes, regret {per_pass[-1]:.4f}, worst {worst[-1]:.4f} at {shape}")
-    print(f"mean over passes {np.mean(per_pass):.4f}, worst shape {max(worst):.4f}")
+        print(f"pass {i + 1}: {len(regrets)} shapes, regret {per_pass[-1]:.4f}, worst {worst[-1]:.4f} at {shape}, "
+              f"median Kendall tau {taus[-1]:.3f}")
+    print(f"mean over passes {np.mean(per_pass):.4f}, worst shape {max(worst):.4f}, median tau {np.mean(taus):.3f}")
     return 0
 
 

@@ -256,6 +256,15 @@ def mma_v2_smem_read_elements(cfg: LaunchConfig) -> float:
     return wn * max(cfg.BLOCK_M, rows * wm) + wm * max(cfg.BLOCK_N, cols * wn)
 
 
+def mma_v2_copies(cfg: LaunchConfig) -> float:
+    """How many times an mma_v2 CTA's warps compute each of its MMAs: warps past the tile's 16 x 8 slices hold copies
+    of fragments (mma_v2_warps) and issue the same instructions (16 x 64 on 16 warps: 2 x 8 warps, 64 m16n8k16 per
+    K step of 64 where the tile has 32, in the compiled PTX)."""
+    wm, wn = mma_v2_warps(cfg)
+    rows, cols = MMA_V2_WARP_TILE
+    return max(cfg.BLOCK_M, rows * wm) * max(cfg.BLOCK_N, cols * wn) / (cfg.BLOCK_M * cfg.BLOCK_N)
+
+
 def wgmma_width(cfg: LaunchConfig) -> float:
     """Columns per warpgroup instruction: Triton puts warpgroups along M first, then splits N."""
     warpgroups = cfg.num_warps // 4
@@ -315,6 +324,8 @@ class GemmBatch:
     transposed_b: np.ndarray  # bool: wgmma cannot read B N-major, so B's tile is copied one element per lane
     smem_reads: np.ndarray  # elements an mma.sync CTA's warps read from shared memory per K column (sm_80+ NVIDIA;
     #                         0 elsewhere: wgmma reads its operands through the tensor core's own path)
+    cp_async: np.ndarray    # bool: the pipelined loads are cp.async (NVIDIA sm_80+; a tile of < 4 B a thread cannot be)
+    mma_copies: np.ndarray  # times an mma.sync CTA's warps compute each MMA (mma_v2_copies; 1 where smem_reads is 0)
 
     @classmethod
     def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
@@ -336,6 +347,7 @@ class GemmBatch:
                 raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
         wgmma = np.array([uses_wgmma(spec, c) for c in configs], dtype=bool)
+        mma_v2 = ~wgmma & (_arch_order(spec.arch.name) >= CP_ASYNC_MIN_ARCH) & nvidia
         return cls(spec, dtype, M, N, K,
                    bm=col(lambda c: c.BLOCK_M), bn=col(lambda c: c.BLOCK_N), bk=col(lambda c: c.BLOCK_K),
                    group_m=col(lambda c: c.GROUP_M), stages=col(lambda c: c.num_stages),
@@ -344,8 +356,9 @@ class GemmBatch:
                    threads=col(lambda c: spec.arch.warp_size * c.num_warps), unaligned_a=ua, unaligned_b=ub,
                    spills=np.array([uniq[k][1].spills for k in keys], dtype=np.float64),
                    transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES),
-                   smem_reads=np.where(wgmma | (_arch_order(spec.arch.name) < CP_ASYNC_MIN_ARCH) | (not nvidia),
-                                       0.0, col(mma_v2_smem_read_elements)))
+                   smem_reads=np.where(mma_v2, col(mma_v2_smem_read_elements), 0.0),
+                   cp_async=np.full(M.shape, nvidia and _arch_order(spec.arch.name) >= CP_ASYNC_MIN_ARCH),
+                   mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0))
 
     @property
     def grid(self) -> np.ndarray:
@@ -463,6 +476,8 @@ def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: fl
 # cp.async (asynchronous global-to-shared copies, the pipelined loop's loads) exists from compute capability 8.0
 # (CUDA C++ Programming Guide, Asynchronous Data Copies).
 CP_ASYNC_MIN_ARCH = 80
+# cp.async copies 4, 8 or 16 bytes (PTX ISA, cp.async cp-size)
+CP_ASYNC_MIN_BYTES = 4
 
 # rho at which the loaded DRAM latency stops growing; past it the engines' DRAM bandwidth pool is the limit.
 # Measured: near the DRAM's capacity the H200's DRAM latency saturates at 1.62 x unloaded, which the queue with
@@ -524,7 +539,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     grid, L = b.grid, b.k_steps
     sm_peak = spec.tensor_flops_per_clock_per_sm[TENSOR_DTYPE[b.dtype]] * clock
     eff = np.where(b.wgmma, p.mma_efficiency * b.wg_width / (b.wg_width + p.wgmma_n_half), p.mma_v2_efficiency)
-    t_math = 2.0 * b.bm * b.bn * b.bk / (sm_peak * eff)
+    t_math = 2.0 * b.bm * b.bn * b.bk * b.mma_copies / (sm_peak * eff)
     step_bytes = (b.bm + b.bn) * b.bk * elem
     tile_cost, request_cost = _l2_cost_bytes(b, elem, step_bytes, p.l2_request_overhead_bytes)
     port_bytes = tile_cost + request_cost
@@ -550,8 +565,12 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # co-resident CTAs queue for: SM cycles per element of B's tile in t_share below (validation/unaligned.py; counted
     # in the CTA's own chain as well, it fits the held-out layers worse: NOTES session 17).
     unaligned = b.unaligned_a | b.unaligned_b
+    # An operand tile that gives each thread less than cp.async's smallest copy is loaded synchronously too (LDG.E.U16
+    # + STS.U16 in the sm_90 SASS of the 16-divisible kernel: A of 16 x 128 x 16 on 16 warps), so its K steps wait on
+    # those loads with no stage in flight.
+    narrow = b.cp_async & (np.minimum(b.bm, b.bn) * b.bk * elem < CP_ASYNC_MIN_BYTES * b.threads)
     # Only the loads of real K steps are ever in flight: min(num_stages - 1, L) of them (the rest are masked, below).
-    in_flight = np.where(unaligned, 1.0, np.maximum(np.minimum(b.stages - 1, L), 1))
+    in_flight = np.where(unaligned | narrow, 1.0, np.maximum(np.minimum(b.stages - 1, L), 1))
     lanes = np.minimum(b.threads, spec.arch.subpartitions_per_sm * spec.arch.warp_size)
     unaligned_s = (p.unaligned_a_element_cycles * b.bm * b.bk * b.unaligned_a / lanes
                    + p.spill_word_cycles * b.spills) / clock
