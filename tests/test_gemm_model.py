@@ -319,3 +319,38 @@ def test_mma_sync_steps_wait_on_the_shared_memory_port():
     mi = hwspecs.load_gpu("mi300x")
     assert not GemmBatch.build(mi, "fp16", [8], [1024], [4096], [LaunchConfig.from_key("16x64x64_g8_w16_s2")]
                                ).smem_reads.any()
+
+
+def test_narrow_operand_tiles_load_without_stages_in_flight():
+    """A tile that gives each thread less than cp.async's 4 bytes (16 x 128 x 16 on 16 warps: A has half an element a
+    thread) is loaded synchronously, so its stages buy nothing (their masked copies cost a little); a tile of 4+ bytes a thread keeps its pipeline (SL1,
+    decided on fresh48, NOTES.md session 35)."""
+    from wavesim.calibration import load_calibration
+
+    p = load_calibration("auto", "h200")
+
+    def times(key_of_stages):
+        cfgs = [LaunchConfig.from_key(key_of_stages(s)) for s in (3, 4)]
+        assert len({config_occupancy(H200, c, "bf16")[0].ctas_per_sm for c in cfgs}) == 1
+        # 32 CTAs, one per SM, on a long K loop: each CTA's own chain of K steps is the launch
+        return simulate_batch(GemmBatch.build(H200, "bf16", [16] * 2, [4096] * 2, [16384] * 2, cfgs), p).makespan_s
+
+    narrow = times(lambda s: f"16x128x16_g8_w16_s{s}")   # only the masked copies of the extra stages differ
+    assert narrow[1] >= narrow[0] and narrow[1] == pytest.approx(narrow[0], rel=1e-3)
+    wide = times(lambda s: f"16x128x32_g8_w4_s{s}")   # A: 16 x 32 x 2 B over 128 threads = 8 bytes a thread
+    assert wide[1] < 0.9 * wide[0]
+
+
+def test_mma_sync_copies_cost_tensor_core_time():
+    """Warps past an mma.sync tile's 16 x 8 slices recompute its MMAs (16 x 64 on 16 warps: 2 x 8 warps, twice the
+    tile's m16n8k16): its math is twice that of the same tile on 8 warps (1 x 8, no copies)."""
+    from wavesim.calibration import load_calibration
+    from wavesim.kernels.gemm import mma_v2_copies, workload_arrays
+
+    assert mma_v2_copies(LaunchConfig.from_key("16x64x64_g8_w16_s3")) == 2
+    assert mma_v2_copies(LaunchConfig.from_key("16x64x64_g8_w8_s3")) == 1
+    assert mma_v2_copies(LaunchConfig.from_key("32x32x64_g8_w16_s3")) == 2
+    p = load_calibration("auto", "h200")
+    cfgs = [LaunchConfig.from_key(k) for k in ("16x64x64_g8_w8_s3", "16x64x64_g8_w16_s3")]
+    w = workload_arrays(GemmBatch.build(H200, "bf16", [4096] * 2, [4096] * 2, [4096] * 2, cfgs), p)
+    assert w["compute_s"][1] > w["compute_s"][0]

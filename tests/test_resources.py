@@ -319,6 +319,33 @@ def test_mma_v2_warp_grid_is_the_one_triton_compiles():
 
 
 @pytest.mark.triton
+def test_mma_v2_copies_and_narrow_loads_are_what_triton_compiles():
+    """mma_v2_copies is the compiled kernel's MMA count over the tile's (mma.sync per warp in the PTX x warps), and
+    the narrow-operand rule (a tile of < 4 bytes a thread, gemm.workload_arrays) is where the sm_90 SASS loads an
+    operand with LDG.E.U16 instead of cp.async's LDGSTS."""
+    import re
+    import subprocess
+    import tempfile
+
+    pytest.importorskip("triton")
+    from wavesim.kernels.gemm import mma_v2_copies
+
+    for key in ("16x64x64_g8_w16_s3", "32x32x64_g8_w16_s4", "16x32x64_g8_w8_s3", "32x64x64_g8_w4_s3",
+                "16x128x16_g4_w16_s5", "32x16x16_g16_w16_s5", "16x32x32_g2_w16_s5", "64x64x64_g8_w1_s3"):
+        cfg = LaunchConfig.from_key(key)
+        kernel = oracle._compile(cfg, "sm_90", "bf16", oracle.DEFAULT_PROBLEM)
+        mmas = len(re.findall(r"mma\.sync", kernel.asm["ptx"])) * cfg.num_warps
+        assert mmas == cfg.BLOCK_M * cfg.BLOCK_N * cfg.BLOCK_K // (16 * 8 * 16) * mma_v2_copies(cfg), key
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(kernel.asm["cubin"])
+            f.flush()
+            sass = subprocess.run([str(oracle._cuobjdump_path()), "-sass", f.name], capture_output=True, text=True,
+                                  check=True).stdout
+        narrow = min(cfg.BLOCK_M, cfg.BLOCK_N) * cfg.BLOCK_K * 2 < 4 * 32 * cfg.num_warps
+        assert ("LDG.E.U16" in sass) == narrow, key
+
+
+@pytest.mark.triton
 def test_oracle_reproduces_the_jit_specialization():
     pytest.importorskip("triton")
     import triton.language as tl

@@ -4,7 +4,8 @@ A launch is G = ceil(M/BM) * ceil(N/BN) CTAs that all do the same work (edge til
 the matrix and mask only their stores, so they are not shortened), each running L = ceil(K/BK) K steps.
 Per CTA the model gives the engines (wavesim.engine):
 
-  t_math  = 2*BM*BN*BK / (SM tensor peak * efficiency)      one K step's math at the SM's whole rate
+  t_math  = 2*BM*BN*BK * copies / (SM tensor peak * efficiency)  one K step's math at the SM's whole rate; copies > 1
+            where an mma.sync tile has more warps than 16 x 8 slices and they recompute its MMAs (mma_v2_copies)
   t_port  = port_bytes / (L2 B/clk/SM * port ratio * clock)  one K step's operand loads through the SM's fill port
   port_bytes = ((BM+BN)*BK*elem + h * requests) * line / (line + h): the loads' bytes plus h bytes
             (l2_request_overhead_bytes) per L2 request, a row segment of up to a cache line (`line`, hwspecs
@@ -68,6 +69,8 @@ Per CTA the model gives the engines (wavesim.engine):
             unaligned_a_element_cycles per element of A's tile per lane of the warp schedulers the CTA's warps
             occupy plus spill_word_cycles per spilled word added to t_lat, and unaligned_b_element_cycles SM
             cycles per element of B's tile (stored transposed) added to t_share (validation/unaligned.py)
+  narrow:   an operand tile of less than 4 bytes a thread (cp.async's smallest copy) is loaded synchronously in the
+            16-divisible kernel too: no stage in flight (t_lat's divisor 1; variant SL1, NOTES.md session 35)
   sm_queueing: on. A K step is a latency wait and then SM work, so co-resident CTAs collide at the SM
             before it is full (wavesim/engine/queueing.py): the first wave's cost rises smoothly with the
             CTAs per SM, as measured, instead of flat then linear
