@@ -14,7 +14,9 @@ Per CTA the model gives the engines (wavesim.engine):
   t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
             + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
                                                                one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
-  t_lat   = (avg load latency + t_port + chi * t_math [+ the tf32 B copy]) / min(num_stages - 1, L)
+  t_lat   = (avg load latency x rounds + t_port + chi * t_math [+ the tf32 B copy]) / min(num_stages - 1, L)
+            (rounds: the compiled loop's dependent global-load rounds, > 1 only where it stages its tiles through
+            registers, as one stage does: wavesim.resources' load_rounds, read from the SASS; variant LR1)
             + BLOCK_K / 16 * k16 chain
             (BLOCK_K / 8 for tf32: MMA_K_BYTES), and at least t_math x sub-partitions / warps for a CTA of
             fewer warps than the SM has sub-partitions (a warp uses its own sub-partition's tensor core), and at
@@ -329,6 +331,7 @@ class GemmBatch:
     #                         0 elsewhere: wgmma reads its operands through the tensor core's own path)
     cp_async: np.ndarray    # bool: the pipelined loads are cp.async (NVIDIA sm_80+; a tile of < 4 B a thread cannot be)
     mma_copies: np.ndarray  # times an mma.sync CTA's warps compute each MMA (mma_v2_copies; 1 where smem_reads is 0)
+    load_rounds: np.ndarray  # dependent global-load rounds per K step of the compiled loop (KernelResources)
 
     @classmethod
     def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
@@ -361,7 +364,8 @@ class GemmBatch:
                    transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES),
                    smem_reads=np.where(mma_v2, col(mma_v2_smem_read_elements), 0.0),
                    cp_async=np.full(M.shape, nvidia and _arch_order(spec.arch.name) >= CP_ASYNC_MIN_ARCH),
-                   mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0))
+                   mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0),
+                   load_rounds=np.array([uniq[k][1].load_rounds for k in keys], dtype=np.float64))
 
     @property
     def grid(self) -> np.ndarray:
@@ -598,6 +602,9 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
 
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
+        # A loop that stages its tiles through registers waits on its loads once per round (one stage; the unaligned
+        # kernel's cost per element is fitted instead).
+        lat_cycles = lat_cycles * np.where(unaligned, 1.0, b.load_rounds)
         # A smem stage is refilled only after the MMA that read it is done, so each of the num_stages - 1
         # stages in flight cycles through load latency + transfer + (a share of) the math (Little's law on the
         # buffers; the share: mma_in_load_chain). The tf32 B copy is such a load, issued element by element by the

@@ -62,6 +62,7 @@ class KernelResources:
     smem_bytes: int      # dynamic shared memory per CTA (Triton's metadata.shared)
     num_warps: int
     source: str          # "oracle", "table" or "estimate"
+    load_rounds: int = 1  # dependent global-load rounds per K step (oracle.sync_load_rounds; 1 where not compiled)
 
 
 class CompileFailure(ValueError):
@@ -101,7 +102,7 @@ def _from_record(rec: dict[str, Any], config: LaunchConfig, arch: str, dtype: st
     if rec.get("status") != "ok":
         raise CompileFailure(config, arch, dtype, rec.get("reason", "unknown compile error"))
     return KernelResources(int(rec["regs_per_thread"]), int(rec["spills"]), int(rec["smem_bytes"]),
-                           int(rec.get("num_warps", config.num_warps)), source)
+                           int(rec.get("num_warps", config.num_warps)), source, int(rec.get("load_rounds", 1)))
 
 
 def _canonical_arch(arch: str) -> str:

@@ -28,6 +28,11 @@ What is read, and from where:
   stack frame, so ``spills = (STACK + LOCAL) // 4``. No sm_90 config of the shipped space spills
   (STACK = LOCAL = 0 for all 186), so the H200 records cannot test this rule; tables keep the raw
   ``stack_bytes`` and ``local_bytes`` so it can be revisited.
+* load rounds (``load_rounds``, NVIDIA): from the cubin's SASS (``cuobjdump -sass``), how many times a K step of the
+  main loop (the longest backward branch) waits on global loads one after another: a loop that loads its tiles into
+  registers (LDG, then STS into shared memory: one stage, or a tile too narrow for cp.async) issues them in rounds that
+  ptxas's register budget sets, and an LDG issued after an STS that waited on round r is in round r + 1
+  (``sync_load_rounds``). 1 for a loop whose loads are all cp.async (LDGSTS) or that has none.
 * AMD (``gfx942``): the HIP backend's AMDGCN assembly carries the assembler's kernel metadata:
   ``.vgpr_count`` (unified VGPRs incl. AGPRs, = ``regs_per_thread``), ``; NumVgprs`` / ``; NumAgprs``,
   ``.vgpr_spill_count`` (= ``spills``), ``.private_segment_fixed_size`` (scratch bytes); LDS bytes are
@@ -54,7 +59,7 @@ from typing import Any
 from wavetune.config import DTYPE_BYTES, LaunchConfig
 
 # Bump when the way records are produced changes (it is part of every record and of the cache path).
-ORACLE_FORMAT = 2
+ORACLE_FORMAT = 3
 
 # Default problem used to build the specialization: every size and stride divisible by 16, which is what
 # a real launch of a 16-aligned problem gets (all of validation/shapesets' shapes are multiples of 16
@@ -152,6 +157,48 @@ def cubin_resources(cubin: bytes) -> dict[str, int]:
     return {"regs": reg, "stack_bytes": stack, "static_smem_bytes": shared, "local_bytes": local}
 
 
+_SASS_LINE_RE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?);")
+_PREDICATE_RE = re.compile(r"^@!?U?P\w+\s+")
+
+
+def sync_load_rounds(sass: str) -> int:
+    """Rounds of dependent global loads in one iteration of the main loop of a kernel's SASS (see the module
+    docstring): walking the loop body in issue order, an LDG's round is one more than the round of the latest STS
+    before it that stored an LDG's register (in-order issue: an STS waits on its data). At least 1."""
+    body: list[str] = []
+    lines = _SASS_LINE_RE.findall(sass)
+    addr = [int(a, 16) for a, _ in lines]
+    for j, (a, text) in enumerate(lines):
+        m = re.search(r"BRA (0x[0-9a-f]+)", text)
+        if m and int(m.group(1), 16) < int(a, 16) and int(m.group(1), 16) in addr:
+            start = addr.index(int(m.group(1), 16))
+            if j + 1 - start > len(body):
+                body = [t for _, t in lines[start:j + 1]]
+    loaded: dict[str, int] = {}    # register an LDG wrote -> its round
+    done = rounds = 0
+    for text in body:
+        ins = _PREDICATE_RE.sub("", text.strip())
+        if ins.startswith("LDG."):
+            m = re.match(r"LDG\S*\s+(R\d+)", ins)
+            if m:
+                loaded[m.group(1)] = done + 1
+                rounds = max(rounds, done + 1)
+        elif ins.startswith("STS"):
+            m = re.search(r"\],\s*(R\d+)", ins)
+            if m and m.group(1) in loaded:
+                done = max(done, loaded.pop(m.group(1)))
+    return max(rounds, 1)
+
+
+def cubin_sass(cubin: bytes) -> str:
+    """The SASS of a cubin, via the cuobjdump Triton ships."""
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "k.cubin"
+        p.write_bytes(cubin)
+        return subprocess.run([str(_cuobjdump_path()), "-sass", str(p)], capture_output=True, text=True,
+                              check=True).stdout
+
+
 _AMD_FIELDS = {"vgpr_count": r"\.vgpr_count:\s+(\d+)", "vgpr_spill_count": r"\.vgpr_spill_count:\s+(\d+)",
                "sgpr_count": r"\.sgpr_count:\s+(\d+)",
                "private_segment_fixed_size": r"\.private_segment_fixed_size:\s+(\d+)",
@@ -244,7 +291,8 @@ def compile_record(config: LaunchConfig, arch: str, dtype: str,
             rec.update(status="ok", regs_per_thread=res["regs"],
                        spills=(res["local_bytes"] + res["stack_bytes"]) // 4,
                        local_bytes=res["local_bytes"], stack_bytes=res["stack_bytes"],
-                       static_smem_bytes=res["static_smem_bytes"])
+                       static_smem_bytes=res["static_smem_bytes"],
+                       load_rounds=sync_load_rounds(cubin_sass(k.asm["cubin"])))
         else:
             res = amdgcn_resources(k.asm["amdgcn"])
             rec.update(status="ok", regs_per_thread=res["vgpr_count"], spills=res["vgpr_spill_count"],
