@@ -267,8 +267,10 @@ def test_a_cta_of_fewer_warps_than_sub_partitions_computes_at_their_share():
                         [LaunchConfig.from_key(k) for k in ("64x64x64_g8_w4_s1", "64x64x64_g8_w4_s2")])
     t = simulate_batch(b, p).makespan_s
     assert p.mma_in_load_chain < 1 and t[0] > t[1]
-    t = simulate_batch(b, replace(p, mma_in_load_chain=1.0)).makespan_s
-    # then only the second stage's one masked copy (masked_copies_s) tells them apart: 64 K steps, a tiny share
+    # and its loop waits on its loads in two rounds (LR1, the compiled SASS); with one round and all of the MMA in the
+    # chain, only the second stage's one masked copy (masked_copies_s) tells them apart: 64 K steps, a tiny share
+    assert list(b.load_rounds) == [2, 1]
+    t = simulate_batch(replace(b, load_rounds=np.ones(2)), replace(p, mma_in_load_chain=1.0)).makespan_s
     assert t[1] > t[0] and t[0] == pytest.approx(t[1], rel=1e-3)
 
 
@@ -354,3 +356,23 @@ def test_mma_sync_copies_cost_tensor_core_time():
     cfgs = [LaunchConfig.from_key(k) for k in ("16x64x64_g8_w8_s3", "16x64x64_g8_w16_s3")]
     w = workload_arrays(GemmBatch.build(H200, "bf16", [4096] * 2, [4096] * 2, [4096] * 2, cfgs), p)
     assert w["compute_s"][1] > w["compute_s"][0]
+
+
+def test_one_stage_steps_wait_once_per_load_round():
+    """A one-stage loop stages its tiles through registers in rounds (LDG, then STS), each K step waiting on the load
+    latency once per round (variant LR1, NOTES.md session 35): at one CTA per SM the launch grows with the rounds, and a
+    cp.async kernel (rounds 1) is unchanged by the field."""
+    import dataclasses
+
+    from wavesim.calibration import load_calibration
+
+    p = load_calibration("auto", "h200")
+    b = GemmBatch.build(H200, "bf16", [256], [4096], [14080], [LaunchConfig.from_key("64x128x64_g8_w4_s1")])
+    t = [simulate_batch(dataclasses.replace(b, load_rounds=np.array([r], dtype=np.float64)), p).makespan_s[0]
+         for r in (1, 2, 3)]
+    assert t[0] < t[1] < t[2] and t[2] - t[1] == pytest.approx(t[1] - t[0], rel=0.05)
+    # the study's measured one- over two-stage ratio for this tile at this shape is 1.71 (2 rounds); with one round the
+    # model had 1.07 (validation/data/h200/stages_warps/)
+    two = GemmBatch.build(H200, "bf16", [256], [4096], [14080], [LaunchConfig.from_key("64x128x64_g8_w4_s2")])
+    assert two.load_rounds[0] == 1
+    assert t[1] / simulate_batch(two, p).makespan_s[0] > 1.4

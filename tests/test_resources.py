@@ -179,6 +179,7 @@ def _fake_oracle(monkeypatch, calls, fail=None):
     monkeypatch.setattr(oracle, "_compile", fake_compile)
     monkeypatch.setattr(oracle, "cubin_resources",
                         lambda cubin: {"regs": 77, "stack_bytes": 8, "static_smem_bytes": 0, "local_bytes": 0})
+    monkeypatch.setattr(oracle, "cubin_sass", lambda cubin: "")
 
 
 def test_oracle_second_call_hits_disk_cache(monkeypatch, tmp_path):
@@ -343,6 +344,38 @@ def test_mma_v2_copies_and_narrow_loads_are_what_triton_compiles():
                                   check=True).stdout
         narrow = min(cfg.BLOCK_M, cfg.BLOCK_N) * cfg.BLOCK_K * 2 < 4 * 32 * cfg.num_warps
         assert ("LDG.E.U16" in sass) == narrow, key
+
+
+def test_sync_load_rounds_follow_the_loop_body():
+    """An LDG issued after an STS that waited on round r is in round r + 1; only the main loop (the longest backward
+    branch) counts; a loop of cp.async copies alone is one round."""
+    sass = """
+        /*0000*/                   LDG.E.128 R20, desc[UR4][R2.64] ;
+        /*0010*/                   STS.128 [R1], R20 ;
+        /*0020*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0030*/              @!P0 LDG.E.128 R8, desc[UR4][R2.64] ;
+        /*0040*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0050*/                   STS.128 [R1+0x10], R4 ;
+        /*0060*/                   LDG.E.128 R12, desc[UR4][R2.64] ;
+        /*0070*/                   STS.128 [R1+0x20], R8 ;
+        /*0080*/                   STS.128 [R1+0x30], R12 ;
+        /*0090*/              @!P1 BRA 0x20 ;
+        /*00a0*/                   EXIT ;
+    """
+    assert oracle.sync_load_rounds(sass) == 2
+    assert oracle.sync_load_rounds(sass.replace("LDG.E.128 R12", "LDGSTS.E.128 [R1], ")) == 1
+    assert oracle.sync_load_rounds("/*0000*/ EXIT ;") == 1
+
+
+@pytest.mark.triton
+def test_load_rounds_are_read_from_the_compiled_kernel():
+    """The oracle's load_rounds for one-stage kernels of the stages_warps study, whose one- over two-stage time at one
+    CTA per SM follows them (1 round: 1.24-1.26x, 2: 1.41-1.71x, 3: 1.92x; NOTES.md session 35); 1 for cp.async."""
+    pytest.importorskip("triton")
+    for key, rounds in (("128x64x64_g8_w4_s1", 1), ("64x128x64_g8_w4_s1", 2), ("32x64x64_g8_w2_s1", 3),
+                        ("64x128x64_g8_w4_s3", 1)):
+        rec = oracle.compile_record(LaunchConfig.from_key(key), "sm_90", "bf16")
+        assert rec["status"] == "ok" and rec["load_rounds"] == rounds, (key, rec.get("load_rounds"))
 
 
 @pytest.mark.triton
