@@ -143,13 +143,18 @@ def _cuobjdump_path() -> Path:
 _RES_RE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 
-def cubin_resources(cubin: bytes) -> dict[str, int]:
-    """REG / STACK / SHARED / LOCAL of the single kernel in a cubin, via the cuobjdump Triton ships."""
+def _cuobjdump(cubin: bytes, option: str) -> str:
+    """The output of the cuobjdump Triton ships, run with one option on a cubin."""
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "k.cubin"
         p.write_bytes(cubin)
-        out = subprocess.run([str(_cuobjdump_path()), "--dump-resource-usage", str(p)],
-                             capture_output=True, text=True, check=True).stdout
+        return subprocess.run([str(_cuobjdump_path()), option, str(p)], capture_output=True, text=True,
+                              check=True).stdout
+
+
+def cubin_resources(cubin: bytes) -> dict[str, int]:
+    """REG / STACK / SHARED / LOCAL of the single kernel in a cubin."""
+    out = _cuobjdump(cubin, "--dump-resource-usage")
     m = _RES_RE.search(out)
     if not m:
         raise RuntimeError(f"cuobjdump output not understood:\n{out}")
@@ -191,12 +196,8 @@ def sync_load_rounds(sass: str) -> int:
 
 
 def cubin_sass(cubin: bytes) -> str:
-    """The SASS of a cubin, via the cuobjdump Triton ships."""
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "k.cubin"
-        p.write_bytes(cubin)
-        return subprocess.run([str(_cuobjdump_path()), "-sass", str(p)], capture_output=True, text=True,
-                              check=True).stdout
+    """The SASS of a cubin."""
+    return _cuobjdump(cubin, "-sass")
 
 
 _AMD_FIELDS = {"vgpr_count": r"\.vgpr_count:\s+(\d+)", "vgpr_spill_count": r"\.vgpr_spill_count:\s+(\d+)",
