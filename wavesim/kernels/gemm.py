@@ -112,6 +112,7 @@ class GemmParams:
     mma_efficiency: float
     wgmma_n_half: float
     mma_v2_efficiency: float
+    mma_v2_sm_efficiency: float
     l2_bytes_per_clock_per_sm: float
     l2_latency_cycles: float
     dram_latency_cycles: float
@@ -623,7 +624,12 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # tile one element per lane where wgmma needs it transposed or N is unaligned (the same warps issue those copies
     # and the MMAs; adding fits the fp32 records better than overlapping: NOTES.md, session 17).
     t_bcopy = t_tf32_copy + p.unaligned_b_element_cycles * b.unaligned_b * b.bk * b.bn / clock
-    t_share = np.maximum(t_math, t_port) + t_bcopy + p.k_step_overhead_cycles / clock
+    # mma.sync CTAs that share an SM hide each other's issue latency: their SM-shared math runs at the SM's own rate
+    # (mma_v2_sm_efficiency, measured), where a CTA's own warps reach only mma_v2_efficiency (t_math, in its chain and
+    # floor above), and their fragment reads queue for the SM's shared-memory port (variant MS1, NOTES.md session 35).
+    t_math_sm = np.where(b.wgmma, t_math, t_math * p.mma_v2_efficiency / p.mma_v2_sm_efficiency)
+    t_frag = b.smem_reads * b.bk * elem / (smem_rate * clock) if smem_rate else np.zeros(b.bm.shape)
+    t_share = np.maximum(np.maximum(t_math_sm, t_port), t_frag) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
     # slower) over the DRAM capacity; capped at DRAM_LOAD_CAP, past which the engines' DRAM bandwidth pool limits.
