@@ -215,12 +215,16 @@ def _arch_order(arch: str) -> int:
     return int(arch.split("_")[1]) if arch.startswith("sm_") else 0
 
 
+# Hopper's warpgroup MMA (wgmma) exists from compute capability 9.0 (PTX ISA, wgmma.mma_async: sm_90a).
+WGMMA_MIN_ARCH = 90
+
+
 def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig) -> bool:
     """Whether the mainloop runs at the warpgroup-MMA rate: Triton lowers tl.dot to Hopper's wgmma when a
     warpgroup (4 warps) can own >= 64 rows, for every operand dtype (the compiled sm_90 TTGIR of all 186 configs
     of the tuning space, bf16 and fp32: MMA version 3 exactly where this rule says). fp32 operands then run tf32
     wgmma, whose B must be K-major in shared memory (transposed_b)."""
-    return _arch_order(spec.arch.name) >= 90 and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
+    return _arch_order(spec.arch.name) >= WGMMA_MIN_ARCH and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
 
 
 # wgmma reads a transposed (N-major) B from shared memory for 16-bit operands only (PTX ISA, wgmma.mma_async: the
@@ -627,8 +631,11 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # mma.sync CTAs that share an SM hide each other's issue latency: their SM-shared math runs at the SM's own rate
     # (mma_v2_sm_efficiency, measured), where a CTA's own warps reach only mma_v2_efficiency (t_math, in its chain and
     # floor above), and their fragment reads queue for the SM's shared-memory port (variant MS1, NOTES.md session 35).
-    t_math_sm = np.where(b.wgmma, t_math, t_math * p.mma_v2_efficiency / p.mma_v2_sm_efficiency)
-    t_frag = b.smem_reads * b.bk * elem / (smem_rate * clock) if smem_rate else np.zeros(b.bm.shape)
+    # Measured on Hopper, where mma.sync is the second path; before it (sm_80-89) mma.sync is the tensor path and the
+    # rate is unmeasured, so the form stays the one-rate one there.
+    hopper_v2 = ~b.wgmma & (_arch_order(spec.arch.name) >= WGMMA_MIN_ARCH)
+    t_math_sm = np.where(hopper_v2, t_math * p.mma_v2_efficiency / p.mma_v2_sm_efficiency, t_math)
+    t_frag = np.where(hopper_v2, b.smem_reads * b.bk * elem / (smem_rate * clock), 0.0) if smem_rate else 0.0
     t_share = np.maximum(np.maximum(t_math_sm, t_port), t_frag) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
