@@ -39,7 +39,9 @@ SCHEMA = 1
 # `fit` on the M sweeps' steps among its records (desync_rate_from_sweeps); load_slowdown is measured on
 # per-CTA traces (validation.trace.load_slowdown_from_traces); l2_fit_fraction is a threshold (a step in
 # the loss that least squares cannot follow); the unaligned kernel's costs are measured on shapes whose N or K is
-# not a multiple of 16 (validation/unaligned.py), which calibration records do not hold.
+# not a multiple of 16 (validation/unaligned.py), which calibration records do not hold; mma_v2_sm_efficiency is
+# measured on the stages_warps study (validation/scripts/fit_mma_sync_sm_rate.py): the calibration's mma.sync tiles are
+# bound by their fragment reads, which cannot tell it.
 DEFAULT_FREE = ("mma_efficiency", "wgmma_n_half", "mma_v2_efficiency", "l2_bytes_per_clock_per_sm",
                 "l2_latency_cycles", "dram_latency_cycles", "dram_segment_half_bytes", "k_step_overhead_cycles", "cta_overhead_cycles",
                 "launch_overhead_s", "l2_port_ratio", "wgmma_k16_chain_cycles", "mma_v2_k16_chain_cycles",

@@ -11,7 +11,10 @@ Per CTA the model gives the engines (wavesim.engine):
             (l2_request_overhead_bytes) per L2 request, a row segment of up to a cache line (`line`, hwspecs
             arch cache_line_bytes); a whole line costs its own bytes, a half line (a BK = 32 bf16 row) more per
             byte (measured: validation/l2_requests.py)
-  t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap)
+  t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap); for
+            mma.sync on Hopper, max(t_math at mma_v2_sm_efficiency instead of the warps' own mma_v2_efficiency,
+            t_port, the warps' fragment reads at the shared-memory rate): co-resident CTAs hide each other's issue
+            latency (variant MS1)
             + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
                                                                one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
   t_lat   = (avg load latency x rounds + t_port + chi * t_math [+ the tf32 B copy]) / min(num_stages - 1, L)
