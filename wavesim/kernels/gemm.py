@@ -11,8 +11,7 @@ Per CTA the model gives the engines (wavesim.engine):
             (l2_request_overhead_bytes) per L2 request, a row segment of up to a cache line (`line`, hwspecs
             arch cache_line_bytes); a whole line costs its own bytes, a half line (a BK = 32 bf16 row) more per
             byte (measured: validation/l2_requests.py)
-  t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap; the
-            overhead x warps / FITTED_MAX_WARPS for CTAs of more warps than the fitted configs, variant W2); for
+  t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap); for
             mma.sync on Hopper, max(t_math at mma_v2_sm_efficiency instead of the warps' own mma_v2_efficiency,
             t_port, the warps' fragment reads at the shared-memory rate): co-resident CTAs hide each other's issue
             latency (variant MS1)
@@ -492,9 +491,6 @@ def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: fl
 # cp.async (asynchronous global-to-shared copies, the pipelined loop's loads) exists from compute capability 8.0
 # (CUDA C++ Programming Guide, Asynchronous Data Copies).
 CP_ASYNC_MIN_ARCH = 80
-# The most warps a CTA of the calibration's records has (4 and 8 in tuner.space's broad + wave-study + grouping, which
-# tests/test_gemm_model.py checks): k_step_overhead_cycles is fitted per CTA on them.
-FITTED_MAX_WARPS = 8
 # cp.async copies 4, 8 or 16 bytes (PTX ISA, cp.async cp-size)
 CP_ASYNC_MIN_BYTES = 4
 
@@ -643,10 +639,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     hopper_v2 = ~b.wgmma & (_arch_order(spec.arch.name) >= WGMMA_MIN_ARCH)
     t_math_sm = np.where(hopper_v2, t_math * p.mma_v2_efficiency / p.mma_v2_sm_efficiency, t_math)
     t_frag = np.where(hopper_v2, b.smem_reads * b.bk * elem / (smem_rate * clock), 0.0) if smem_rate else 0.0
-    # The loop overhead (barriers, fences, address arithmetic) is issued by every warp: a CTA of more warps than the
-    # fitted configs have (FITTED_MAX_WARPS) pays it that many times over (variant W2, NOTES.md sessions 34-35).
-    overhead = p.k_step_overhead_cycles * np.maximum(1.0, b.threads / spec.arch.warp_size / FITTED_MAX_WARPS)
-    t_share = np.maximum(np.maximum(t_math_sm, t_port), t_frag) + t_bcopy + overhead / clock
+    t_share = np.maximum(np.maximum(t_math_sm, t_port), t_frag) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
     # slower) over the DRAM capacity; capped at DRAM_LOAD_CAP, past which the engines' DRAM bandwidth pool limits.
