@@ -337,7 +337,6 @@ class GemmBatch:
     transposed_b: np.ndarray  # bool: wgmma cannot read B N-major, so B's tile is copied one element per lane
     smem_reads: np.ndarray  # elements an mma.sync CTA's warps read from shared memory per K column (sm_80+ NVIDIA;
     #                         0 elsewhere: wgmma reads its operands through the tensor core's own path)
-    cp_async: np.ndarray    # bool: the pipelined loads are cp.async (NVIDIA sm_80+; a tile of < 4 B a thread cannot be)
     mma_copies: np.ndarray  # times an mma.sync CTA's warps compute each MMA (mma_v2_copies; 1 where smem_reads is 0)
     load_rounds: np.ndarray  # dependent global-load rounds per K step of the compiled loop (KernelResources)
 
@@ -361,7 +360,7 @@ class GemmBatch:
                 raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
         wgmma = np.array([uses_wgmma(spec, c) for c in configs], dtype=bool)
-        mma_v2 = ~wgmma & (_arch_order(spec.arch.name) >= CP_ASYNC_MIN_ARCH) & nvidia
+        mma_v2 = ~wgmma & has_cp_async(spec)
         return cls(spec, dtype, M, N, K,
                    bm=col(lambda c: c.BLOCK_M), bn=col(lambda c: c.BLOCK_N), bk=col(lambda c: c.BLOCK_K),
                    group_m=col(lambda c: c.GROUP_M), stages=col(lambda c: c.num_stages),
@@ -371,7 +370,6 @@ class GemmBatch:
                    spills=np.array([uniq[k][1].spills for k in keys], dtype=np.float64),
                    transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES),
                    smem_reads=np.where(mma_v2, col(mma_v2_smem_read_elements), 0.0),
-                   cp_async=np.full(M.shape, nvidia and _arch_order(spec.arch.name) >= CP_ASYNC_MIN_ARCH),
                    mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0),
                    load_rounds=np.array([uniq[k][1].load_rounds for k in keys], dtype=np.float64))
 
@@ -491,6 +489,12 @@ def _l2_cost_bytes(b: GemmBatch, elem: int, step_bytes: np.ndarray, overhead: fl
 # cp.async (asynchronous global-to-shared copies, the pipelined loop's loads) exists from compute capability 8.0
 # (CUDA C++ Programming Guide, Asynchronous Data Copies).
 CP_ASYNC_MIN_ARCH = 80
+
+
+def has_cp_async(spec: GPUSpec) -> bool:
+    """Whether the GPU's pipelined loads are cp.async (NVIDIA sm_80+; AMD arch names order as 0)."""
+    return _arch_order(spec.arch.name) >= CP_ASYNC_MIN_ARCH
+
 # cp.async copies 4, 8 or 16 bytes (PTX ISA, cp.async cp-size)
 CP_ASYNC_MIN_BYTES = 4
 
@@ -514,7 +518,7 @@ def masked_copies_s(b: GemmBatch, step_bytes: np.ndarray, unaligned: np.ndarray)
     rate (no fitted cost); none for the unaligned kernel (unpipelined loads) or where the arch has no sourced rate
     or no cp.async. Noise at long K loops, 3-5% per extra stage at L <= 8 (H200: NOTES session 19)."""
     rate = b.spec.arch.smem_bytes_per_clock
-    if rate is None or _arch_order(b.spec.arch.name) < CP_ASYNC_MIN_ARCH:
+    if rate is None or not has_cp_async(b.spec):
         return np.zeros(b.stages.shape)
     copies = np.where(unaligned, 0, np.maximum(b.stages - 1, 0))
     return copies * step_bytes / (rate * b.spec.boost_clock_hz)
@@ -583,7 +587,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # An operand tile that gives each thread less than cp.async's smallest copy is loaded synchronously too (LDG.E.U16
     # + STS.U16 in the sm_90 SASS of the 16-divisible kernel: A of 16 x 128 x 16 on 16 warps), so its K steps wait on
     # those loads with no stage in flight.
-    narrow = b.cp_async & (np.minimum(b.bm, b.bn) * b.bk * elem < CP_ASYNC_MIN_BYTES * b.threads)
+    narrow = has_cp_async(spec) & (np.minimum(b.bm, b.bn) * b.bk * elem < CP_ASYNC_MIN_BYTES * b.threads)
     # Only the loads of real K steps are ever in flight: min(num_stages - 1, L) of them (the rest are masked, below).
     in_flight = np.where(unaligned | narrow, 1.0, np.maximum(np.minimum(b.stages - 1, L), 1))
     lanes = np.minimum(b.threads, spec.arch.subpartitions_per_sm * spec.arch.warp_size)
@@ -605,8 +609,9 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # SM's shared-memory port: a floor on the CTA's own step. Not SM-shared work: there it adds M-sweep jumps the
     # hardware lacks (variant SM1, NOTES.md session 34).
     smem_rate = spec.arch.smem_bytes_per_clock
-    t_smem = (np.where(b.smem_reads > 0, (step_bytes + b.smem_reads * b.bk * elem) / (smem_rate * clock), 0.0)
-              if smem_rate else np.zeros(b.bm.shape))
+    smem_s_per_byte = 1.0 / (smem_rate * clock) if smem_rate else 0.0
+    t_reads = b.smem_reads * b.bk * elem * smem_s_per_byte     # the warps' fragment reads (0 but for mma.sync)
+    t_smem = np.where(b.smem_reads > 0, step_bytes * smem_s_per_byte + t_reads, 0.0)
 
     def latency_step(dram_latency_cycles):
         lat_cycles = dram_wait * dram_latency_cycles + (1.0 - dram_wait) * p.l2_latency_cycles
@@ -638,7 +643,7 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # rate is unmeasured, so the form stays the one-rate one there.
     hopper_v2 = ~b.wgmma & (_arch_order(spec.arch.name) >= WGMMA_MIN_ARCH)
     t_math_sm = np.where(hopper_v2, t_math * p.mma_v2_efficiency / p.mma_v2_sm_efficiency, t_math)
-    t_frag = np.where(hopper_v2, b.smem_reads * b.bk * elem / (smem_rate * clock), 0.0) if smem_rate else 0.0
+    t_frag = np.where(hopper_v2, t_reads, 0.0)
     t_share = np.maximum(np.maximum(t_math_sm, t_port), t_frag) + t_bcopy + p.k_step_overhead_cycles / clock
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
