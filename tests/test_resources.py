@@ -348,7 +348,7 @@ def test_mma_v2_copies_and_narrow_loads_are_what_triton_compiles():
 
 def test_sync_load_rounds_follow_the_loop_body():
     """An LDG issued after an STS that waited on round r is in round r + 1; only the main loop (the longest backward
-    branch) counts; a loop of cp.async copies alone is one round."""
+    branch, whose instructions are its length) counts; a loop of cp.async copies alone is one round."""
     sass = """
         /*0000*/                   LDG.E.128 R20, desc[UR4][R2.64] ;
         /*0010*/                   STS.128 [R1], R20 ;
@@ -362,9 +362,9 @@ def test_sync_load_rounds_follow_the_loop_body():
         /*0090*/              @!P1 BRA 0x20 ;
         /*00a0*/                   EXIT ;
     """
-    assert oracle.sync_load_rounds(sass) == 2
-    assert oracle.sync_load_rounds(sass.replace("LDG.E.128 R12", "LDGSTS.E.128 [R1], ")) == 1
-    assert oracle.sync_load_rounds("/*0000*/ EXIT ;") == 1
+    assert oracle.loop_record(sass) == {"load_rounds": 2, "loop_instructions": 8}
+    assert oracle.loop_record(sass.replace("LDG.E.128 R12", "LDGSTS.E.128 [R1], "))["load_rounds"] == 1
+    assert oracle.loop_record("/*0000*/ EXIT ;") == {"load_rounds": 1, "loop_instructions": 0}
 
 
 @pytest.mark.triton

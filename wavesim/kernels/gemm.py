@@ -11,10 +11,14 @@ Per CTA the model gives the engines (wavesim.engine):
             (l2_request_overhead_bytes) per L2 request, a row segment of up to a cache line (`line`, hwspecs
             arch cache_line_bytes); a whole line costs its own bytes, a half line (a BK = 32 bf16 row) more per
             byte (measured: validation/l2_requests.py)
-  t_share = max(t_math, t_port) + loop overhead              SM-shared work per step (math and loads overlap); for
-            mma.sync on Hopper, max(t_math at mma_v2_sm_efficiency instead of the warps' own mma_v2_efficiency,
-            t_port, the warps' fragment reads at the shared-memory rate): co-resident CTAs hide each other's issue
-            latency (variant MS1)
+  t_share = max(t_math, t_port, t_frag) + t_loop              SM-shared work per step (math and loads overlap); for
+            mma.sync on Hopper, t_math at mma_v2_sm_efficiency instead of the warps' own mma_v2_efficiency, and t_frag
+            the warps' fragment reads at the shared-memory rate: co-resident CTAs hide each other's issue latency
+            (variant MS1); for wgmma, t_frag its instructions' operand reads from shared memory (variant WS1)
+  t_loop  = loop instructions per K step x warps / (sub-partitions x 1 instruction a clock): every warp issues the
+            compiled loop body (read from the SASS: wavesim.resources' loop_instructions, over the K steps ptxas
+            unrolled into it) and that issue adds to the step on Hopper (variant IS2); the fitted k_step_overhead_cycles
+            where the loop is unknown (no triton, AMD) or the GPU is older
             + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
                                                                one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
   t_lat   = (avg load latency x rounds + t_port + chi * t_math [+ the tf32 B copy]) / min(num_stages - 1, L)
@@ -218,8 +222,11 @@ def _arch_order(arch: str) -> int:
     return int(arch.split("_")[1]) if arch.startswith("sm_") else 0
 
 
-# Hopper's warpgroup MMA (wgmma) exists from compute capability 9.0 (PTX ISA, wgmma.mma_async: sm_90a).
+# Hopper's warpgroup MMA (wgmma) exists from compute capability 9.0 (PTX ISA, wgmma.mma_async: sm_90a); each of its
+# instructions computes 64 rows (shape m64nNk16) with N from 8 to 256.
 WGMMA_MIN_ARCH = 90
+WGMMA_M = 64
+WGMMA_MIN_N = 8
 
 
 def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig) -> bool:
@@ -227,7 +234,7 @@ def uses_wgmma(spec: GPUSpec, cfg: LaunchConfig) -> bool:
     warpgroup (4 warps) can own >= 64 rows, for every operand dtype (the compiled sm_90 TTGIR of all 186 configs
     of the tuning space, bf16 and fp32: MMA version 3 exactly where this rule says). fp32 operands then run tf32
     wgmma, whose B must be K-major in shared memory (transposed_b)."""
-    return _arch_order(spec.arch.name) >= WGMMA_MIN_ARCH and cfg.BLOCK_M >= 64 and cfg.num_warps % 4 == 0
+    return _arch_order(spec.arch.name) >= WGMMA_MIN_ARCH and cfg.BLOCK_M >= WGMMA_M and cfg.num_warps % 4 == 0
 
 
 # wgmma reads a transposed (N-major) B from shared memory for 16-bit operands only (PTX ISA, wgmma.mma_async: the
@@ -278,10 +285,30 @@ def mma_v2_copies(cfg: LaunchConfig) -> float:
     return max(cfg.BLOCK_M, rows * wm) * max(cfg.BLOCK_N, cols * wn) / (cfg.BLOCK_M * cfg.BLOCK_N)
 
 
+def mmas_per_step(spec: GPUSpec, cfg: LaunchConfig, dtype: str) -> float:
+    """Tensor-core instructions one warp issues per K step: a warpgroup's wgmma (64 rows each, N up to 256 in one)
+    over its rows, or a warp's m16n8 mma.sync over its share of the tile's slices and their copies; x the K slices."""
+    k_slices = cfg.BLOCK_K * DTYPE_BYTES[dtype] / MMA_K_BYTES
+    if uses_wgmma(spec, cfg):
+        along_m = max(1, min(cfg.num_warps // 4, cfg.BLOCK_M // WGMMA_M))
+        return max(1.0, cfg.BLOCK_M / along_m / WGMMA_M) * k_slices
+    rows, cols = MMA_V2_WARP_TILE
+    return cfg.BLOCK_M / rows * cfg.BLOCK_N / cols * mma_v2_copies(cfg) / cfg.num_warps * k_slices
+
+
+def loop_instructions_per_step(spec: GPUSpec, cfg: LaunchConfig, dtype: str, res) -> float:
+    """Instructions each warp issues per K step: the compiled main loop's length over the K steps ptxas unrolled into
+    it (its tensor-core instructions over one step's); 0 where the loop is unknown or its MMAs are not the m16n8 /
+    wgmma ones counted here (before sm_80)."""
+    if not res.loop_instructions or not res.loop_mmas or not has_cp_async(spec):
+        return 0.0
+    return res.loop_instructions / max(1, round(res.loop_mmas / mmas_per_step(spec, cfg, dtype)))
+
+
 def wgmma_width(cfg: LaunchConfig) -> float:
     """Columns per warpgroup instruction: Triton puts warpgroups along M first, then splits N."""
     warpgroups = cfg.num_warps // 4
-    along_n = max(1, warpgroups // max(1, cfg.BLOCK_M // 64))
+    along_n = max(1, warpgroups // max(1, cfg.BLOCK_M // WGMMA_M))
     return cfg.BLOCK_N / along_n
 
 
@@ -336,9 +363,10 @@ class GemmBatch:
     spills: np.ndarray      # 32-bit words of local memory per thread of the kernel this shape gets
     transposed_b: np.ndarray  # bool: wgmma cannot read B N-major, so B's tile is copied one element per lane
     smem_reads: np.ndarray  # elements an mma.sync CTA's warps read from shared memory per K column (sm_80+ NVIDIA;
-    #                         0 elsewhere: wgmma reads its operands through the tensor core's own path)
+    #                         0 elsewhere: wgmma's operand reads are counted apart, in workload_arrays)
     mma_copies: np.ndarray  # times an mma.sync CTA's warps compute each MMA (mma_v2_copies; 1 where smem_reads is 0)
     load_rounds: np.ndarray  # dependent global-load rounds per K step of the compiled loop (KernelResources)
+    loop_instructions: np.ndarray  # instructions each warp issues per K step (loop_instructions_per_step; 0: unknown)
 
     @classmethod
     def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
@@ -371,7 +399,9 @@ class GemmBatch:
                    transposed_b=wgmma & (dtype not in WGMMA_TRANSPOSABLE_DTYPES),
                    smem_reads=np.where(mma_v2, col(mma_v2_smem_read_elements), 0.0),
                    mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0),
-                   load_rounds=np.array([uniq[k][1].load_rounds for k in keys], dtype=np.float64))
+                   load_rounds=np.array([uniq[k][1].load_rounds for k in keys], dtype=np.float64),
+                   loop_instructions=np.array([loop_instructions_per_step(spec, c, dtype, uniq[k][1])
+                                               for c, k in zip(configs, keys)], dtype=np.float64))
 
     @property
     def grid(self) -> np.ndarray:
@@ -498,6 +528,11 @@ def has_cp_async(spec: GPUSpec) -> bool:
 # cp.async copies 4, 8 or 16 bytes (PTX ISA, cp.async cp-size)
 CP_ASYNC_MIN_BYTES = 4
 
+# Warp instructions a sub-partition's scheduler issues per clock: "a multiprocessor issues one instruction per warp over
+# one clock cycle for four warps at a time" (CUDA C++ Programming Guide, Performance Guidelines, Multiprocessor Level:
+# compute capability 5.x and later; its four warps are the four sub-partitions, hwspecs subpartitions_per_sm).
+WARP_ISSUE_PER_CLOCK = 1
+
 # rho at which the loaded DRAM latency stops growing; past it the engines' DRAM bandwidth pool is the limit.
 # Measured: near the DRAM's capacity the H200's DRAM latency saturates at 1.62 x unloaded, which the queue with
 # q = 0.066-0.073 reaches at rho = 0.895-0.904 (validation/dram_queueing.py on validation/data/h200/memory_probe.json
@@ -600,7 +635,15 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # A warp issues its MMAs to the tensor core of its own SM sub-partition: a CTA of fewer warps than
     # sub-partitions computes at that share of the SM's rate however idle the rest is.
     subs = spec.arch.subpartitions_per_sm
-    t_math_own = t_math * subs / np.minimum(b.threads / spec.arch.warp_size, subs)
+    warps = b.threads / spec.arch.warp_size
+    t_math_own = t_math * subs / np.minimum(warps, subs)
+    # Every warp issues the whole loop body each K step, one instruction a clock on its sub-partition, and the SM's four
+    # schedulers share a step's loop x warps instructions (the loop's length read from the SASS). On Hopper that issue
+    # adds to the SM-shared step (below), where the loop is known; elsewhere the fitted per-step overhead stands for it
+    # (variant IS2, NOTES.md session 36).
+    t_issue = b.loop_instructions * warps / subs / WARP_ISSUE_PER_CLOCK / clock
+    issue_known = (b.loop_instructions > 0) & (_arch_order(spec.arch.name) >= WGMMA_MIN_ARCH)
+    t_loop = np.where(issue_known, t_issue, p.k_step_overhead_cycles / clock)
 
     # fp32 under wgmma: B's tile is copied into K-major shared memory one element per lane (WGMMA_TRANSPOSABLE_DTYPES).
     t_tf32_copy = p.tf32_b_element_cycles * b.transposed_b * b.bk * b.bn / clock
@@ -643,8 +686,13 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     # rate is unmeasured, so the form stays the one-rate one there.
     hopper_v2 = ~b.wgmma & (_arch_order(spec.arch.name) >= WGMMA_MIN_ARCH)
     t_math_sm = np.where(hopper_v2, t_math * p.mma_v2_efficiency / p.mma_v2_sm_efficiency, t_math)
-    t_frag = np.where(hopper_v2, t_reads, 0.0)
-    t_share = np.maximum(np.maximum(t_math_sm, t_port), t_frag) + t_bcopy + p.k_step_overhead_cycles / clock
+    # wgmma reads both operands from shared memory for each instruction (gdesc operands in the sm_90 SASS): A's 64 rows
+    # once per warpgroup along N, B once per 64-row instruction, at least 8 columns an instruction (m64n8 is wgmma's
+    # narrowest); elements per K column. Co-resident CTAs queue for the same port (variant WS1).
+    along_n = b.bn / b.wg_width
+    wg_reads = np.where(b.wgmma, b.bm * along_n + b.bm / WGMMA_M * along_n * np.maximum(b.wg_width, WGMMA_MIN_N), 0.0)
+    t_frag = np.where(hopper_v2, t_reads, wg_reads * b.bk * elem * smem_s_per_byte)
+    t_share = np.maximum.reduce([t_math_sm, t_port, t_frag]) + t_bcopy + t_loop
     # DRAM latency grows with the DRAM load (a queue: x (1 + dram_queueing x rho / (1 - rho))), rho being what the
     # wave's CTAs would stream at the unloaded latency (each step at its latency or its SM share, whichever is
     # slower) over the DRAM capacity; capped at DRAM_LOAD_CAP, past which the engines' DRAM bandwidth pool limits.

@@ -63,6 +63,8 @@ class KernelResources:
     num_warps: int
     source: str          # "oracle", "table" or "estimate"
     load_rounds: int = 1  # dependent global-load rounds per K step (oracle.sync_load_rounds; 1 where not compiled)
+    loop_instructions: int = 0  # instructions each warp issues per pass of the main loop (oracle.main_loop; 0: unknown)
+    loop_mmas: int = 0   # tensor-core instructions in that pass (HMMA, HGMMA): how many K steps it holds
 
 
 class CompileFailure(ValueError):
@@ -102,7 +104,8 @@ def _from_record(rec: dict[str, Any], config: LaunchConfig, arch: str, dtype: st
     if rec.get("status") != "ok":
         raise CompileFailure(config, arch, dtype, rec.get("reason", "unknown compile error"))
     return KernelResources(int(rec["regs_per_thread"]), int(rec["spills"]), int(rec["smem_bytes"]),
-                           int(rec.get("num_warps", config.num_warps)), source, int(rec.get("load_rounds", 1)))
+                           int(rec.get("num_warps", config.num_warps)), source, int(rec.get("load_rounds", 1)),
+                           int(rec.get("loop_instructions", 0)), int(rec.get("loop_mmas", 0)))
 
 
 def _canonical_arch(arch: str) -> str:

@@ -21,7 +21,8 @@ DEFAULT_SPACE = "broad+wave-study+grouping"
 KERNEL = "gemm"
 # Fields of an oracle record that go into the committed table (compile_s is timing noise, left out).
 TABLE_FIELDS = ("status", "reason", "regs_per_thread", "spills", "local_bytes", "stack_bytes", "smem_bytes",
-                "static_smem_bytes", "num_warps", "vgprs", "agprs", "lds_bytes")
+                "static_smem_bytes", "num_warps", "load_rounds", "loop_instructions", "loop_mmas", "vgprs", "agprs",
+                "lds_bytes")
 
 
 def table_path(arch: str, dtype: str, version: str, data_dir: Path = DATA_DIR, spec: str = "") -> Path:

@@ -33,6 +33,9 @@ What is read, and from where:
   registers (LDG, then STS into shared memory: one stage, or a tile too narrow for cp.async) issues them in rounds that
   ptxas's register budget sets, and an LDG issued after an STS that waited on round r is in round r + 1
   (``sync_load_rounds``). 1 for a loop whose loads are all cp.async (LDGSTS) or that has none.
+* loop length (``loop_instructions``, NVIDIA): the instructions of that loop's body, which each warp issues once per
+  pass (``main_loop``), and its tensor-core instructions (``loop_mmas``: HMMA, HGMMA), by which the model tells how
+  many K steps ptxas unrolled into one pass.
 * AMD (``gfx942``): the HIP backend's AMDGCN assembly carries the assembler's kernel metadata:
   ``.vgpr_count`` (unified VGPRs incl. AGPRs, = ``regs_per_thread``), ``; NumVgprs`` / ``; NumAgprs``,
   ``.vgpr_spill_count`` (= ``spills``), ``.private_segment_fixed_size`` (scratch bytes); LDS bytes are
@@ -59,7 +62,7 @@ from typing import Any
 from wavetune.config import DTYPE_BYTES, LaunchConfig
 
 # Bump when the way records are produced changes (it is part of every record and of the cache path).
-ORACLE_FORMAT = 3
+ORACLE_FORMAT = 4
 
 # Default problem used to build the specialization: every size and stride divisible by 16, which is what
 # a real launch of a 16-aligned problem gets (all of validation/shapesets' shapes are multiples of 16
@@ -166,10 +169,9 @@ _SASS_LINE_RE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?);")
 _PREDICATE_RE = re.compile(r"^@!?U?P\w+\s+")
 
 
-def sync_load_rounds(sass: str) -> int:
-    """Rounds of dependent global loads in one iteration of the main loop of a kernel's SASS (see the module
-    docstring): walking the loop body in issue order, an LDG's round is one more than the round of the latest STS
-    before it that stored an LDG's register (in-order issue: an STS waits on its data). At least 1."""
+def main_loop(sass: str) -> list[str]:
+    """The instructions of a kernel's main loop in its SASS, in issue order: the body of its longest backward branch
+    (the K loop of the GEMM; Triton does not unroll it). Empty for a kernel without a loop."""
     body: list[str] = []
     lines = _SASS_LINE_RE.findall(sass)
     addr = [int(a, 16) for a, _ in lines]
@@ -179,6 +181,13 @@ def sync_load_rounds(sass: str) -> int:
             start = addr.index(int(m.group(1), 16))
             if j + 1 - start > len(body):
                 body = [t for _, t in lines[start:j + 1]]
+    return body
+
+
+def sync_load_rounds(body: list[str]) -> int:
+    """Rounds of dependent global loads in one iteration of a main loop (``main_loop``; see the module docstring):
+    walking the body in issue order, an LDG's round is one more than the round of the latest STS before it that
+    stored an LDG's register (in-order issue: an STS waits on its data). At least 1."""
     loaded: dict[str, int] = {}    # register an LDG wrote -> its round
     done = rounds = 0
     for text in body:
@@ -193,6 +202,15 @@ def sync_load_rounds(sass: str) -> int:
             if m and m.group(1) in loaded:
                 done = max(done, loaded.pop(m.group(1)))
     return max(rounds, 1)
+
+
+def loop_record(sass: str) -> dict[str, int]:
+    """What the model reads off a kernel's main loop: its load rounds, its length in instructions, which every warp
+    issues once per pass, and its tensor-core instructions (HMMA, HGMMA), which tell how many K steps ptxas unrolled
+    into one pass (4 for some small mma.sync tiles)."""
+    body = main_loop(sass)
+    mmas = sum(1 for t in body if re.match(r"HG?MMA\.", _PREDICATE_RE.sub("", t.strip())))
+    return {"load_rounds": sync_load_rounds(body), "loop_instructions": len(body), "loop_mmas": mmas}
 
 
 def cubin_sass(cubin: bytes) -> str:
@@ -293,7 +311,7 @@ def compile_record(config: LaunchConfig, arch: str, dtype: str,
                        spills=(res["local_bytes"] + res["stack_bytes"]) // 4,
                        local_bytes=res["local_bytes"], stack_bytes=res["stack_bytes"],
                        static_smem_bytes=res["static_smem_bytes"],
-                       load_rounds=sync_load_rounds(cubin_sass(k.asm["cubin"])))
+                       **loop_record(cubin_sass(k.asm["cubin"])))
         else:
             res = amdgcn_resources(k.asm["amdgcn"])
             rec.update(status="ok", regs_per_thread=res["vgpr_count"], spills=res["vgpr_spill_count"],
