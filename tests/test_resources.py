@@ -362,9 +362,11 @@ def test_sync_load_rounds_follow_the_loop_body():
         /*0090*/              @!P1 BRA 0x20 ;
         /*00a0*/                   EXIT ;
     """
-    assert oracle.loop_record(sass) == {"load_rounds": 2, "loop_instructions": 8}
+    assert oracle.loop_record(sass) == {"load_rounds": 2, "loop_instructions": 8, "loop_mmas": 0}
     assert oracle.loop_record(sass.replace("LDG.E.128 R12", "LDGSTS.E.128 [R1], "))["load_rounds"] == 1
-    assert oracle.loop_record("/*0000*/ EXIT ;") == {"load_rounds": 1, "loop_instructions": 0}
+    assert oracle.loop_record(sass.replace("BAR.SYNC.DEFER_BLOCKING 0x0", "HMMA.16816.F32.BF16 R4, R8, R12, R4"))[
+        "loop_mmas"] == 1
+    assert oracle.loop_record("/*0000*/ EXIT ;") == {"load_rounds": 1, "loop_instructions": 0, "loop_mmas": 0}
 
 
 @pytest.mark.triton
@@ -376,6 +378,23 @@ def test_load_rounds_are_read_from_the_compiled_kernel():
                         ("64x128x64_g8_w4_s3", 1)):
         rec = oracle.compile_record(LaunchConfig.from_key(key), "sm_90", "bf16")
         assert rec["status"] == "ok" and rec["load_rounds"] == rounds, (key, rec.get("load_rounds"))
+
+
+@pytest.mark.triton
+def test_loop_instructions_per_k_step_are_read_from_the_compiled_kernel():
+    """The main loop's length over the K steps ptxas unrolled into it (NOTES.md session 36: 16 of 480 mma.sync loops of
+    the blind sets hold 4 K steps, their HMMA count 4x one step's; every wgmma loop holds one)."""
+    pytest.importorskip("triton")
+    import hwspecs
+    from wavesim.kernels.gemm import loop_instructions_per_step, mmas_per_step
+
+    spec = hwspecs.load_gpu("h200")
+    for key, steps in (("64x32x64_g8_w16_s3", 1), ("128x128x64_g8_w4_s3", 1), ("32x32x256_g1_w16_s2", 4)):
+        cfg = LaunchConfig.from_key(key)
+        rec = oracle.compile_record(cfg, "sm_90", "bf16")
+        assert rec["loop_mmas"] == steps * mmas_per_step(spec, cfg, "bf16"), key
+        res = gemm_resources(cfg, "sm_90", "bf16", source="oracle")
+        assert loop_instructions_per_step(spec, cfg, "bf16", res) == rec["loop_instructions"] / steps, key
 
 
 @pytest.mark.triton
