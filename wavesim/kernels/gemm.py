@@ -386,6 +386,7 @@ class GemmBatch:
                 odd = " and ".join(n for n, u in (("K", a), ("N", b_)) if u)
                 kernel = f" (its kernel for {odd} not a multiple of {TRITON_DIVISIBILITY})" if odd else ""
                 raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
+        loop = {k: loop_instructions_per_step(spec, k[0], dtype, res) for k, (_, res) in uniq.items()}
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
         wgmma = np.array([uses_wgmma(spec, c) for c in configs], dtype=bool)
         mma_v2 = ~wgmma & has_cp_async(spec)
@@ -400,8 +401,7 @@ class GemmBatch:
                    smem_reads=np.where(mma_v2, col(mma_v2_smem_read_elements), 0.0),
                    mma_copies=np.where(mma_v2, col(mma_v2_copies), 1.0),
                    load_rounds=np.array([uniq[k][1].load_rounds for k in keys], dtype=np.float64),
-                   loop_instructions=np.array([loop_instructions_per_step(spec, c, dtype, uniq[k][1])
-                                               for c, k in zip(configs, keys)], dtype=np.float64))
+                   loop_instructions=np.array([loop[k] for k in keys], dtype=np.float64))
 
     @property
     def grid(self) -> np.ndarray:
