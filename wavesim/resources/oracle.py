@@ -172,7 +172,8 @@ _PREDICATE_RE = re.compile(r"^@!?U?P\w+\s+")
 def main_loop(sass: str) -> list[str]:
     """The instructions of a kernel's main loop in its SASS, in issue order: the body of its longest backward branch
     (the K loop of the GEMM: Triton does not unroll it, ptxas puts 4 K steps in one pass for 16 of the 480 mma.sync
-    loops of the blind sets, never for a one-stage loop, whose load rounds are counted here). Empty for a kernel without a loop."""
+    loops of the blind sets, never for a one-stage loop, whose load rounds are counted here). Empty for a kernel
+    without a loop."""
     body: list[str] = []
     lines = _SASS_LINE_RE.findall(sass)
     addr = [int(a, 16) for a, _ in lines]
