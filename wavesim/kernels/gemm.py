@@ -290,7 +290,7 @@ def mmas_per_step(spec: GPUSpec, cfg: LaunchConfig, dtype: str) -> float:
     over its rows, or a warp's m16n8 mma.sync over its share of the tile's slices and their copies; x the K slices."""
     k_slices = cfg.BLOCK_K * DTYPE_BYTES[dtype] / MMA_K_BYTES
     if uses_wgmma(spec, cfg):
-        along_m = max(1, min(cfg.num_warps // 4, cfg.BLOCK_M // WGMMA_M))
+        along_m, _ = wgmma_warpgroups(cfg)
         return max(1.0, cfg.BLOCK_M / along_m / WGMMA_M) * k_slices
     rows, cols = MMA_V2_WARP_TILE
     return cfg.BLOCK_M / rows * cfg.BLOCK_N / cols * mma_v2_copies(cfg) / cfg.num_warps * k_slices
@@ -305,11 +305,15 @@ def loop_instructions_per_step(spec: GPUSpec, cfg: LaunchConfig, dtype: str, res
     return res.loop_instructions / max(1, round(res.loop_mmas / mmas_per_step(spec, cfg, dtype)))
 
 
+def wgmma_warpgroups(cfg: LaunchConfig) -> tuple[int, int]:
+    """Triton's warpgroup grid (along M, along N): warpgroups go along M first, one per 64 rows, then split N."""
+    warpgroups, rows = cfg.num_warps // 4, max(1, cfg.BLOCK_M // WGMMA_M)
+    return max(1, min(warpgroups, rows)), max(1, warpgroups // rows)
+
+
 def wgmma_width(cfg: LaunchConfig) -> float:
-    """Columns per warpgroup instruction: Triton puts warpgroups along M first, then splits N."""
-    warpgroups = cfg.num_warps // 4
-    along_n = max(1, warpgroups // max(1, cfg.BLOCK_M // WGMMA_M))
-    return cfg.BLOCK_N / along_n
+    """Columns per warpgroup instruction."""
+    return cfg.BLOCK_N / wgmma_warpgroups(cfg)[1]
 
 
 def specialization_problem(spec: GPUSpec, N, K) -> tuple[int, int, int] | None:
