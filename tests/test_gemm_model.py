@@ -8,7 +8,9 @@ import hwspecs
 from tuner.space import WAVE_STUDY
 from wavesim.engine import run
 from wavesim.kernels.gemm import (ConfigDoesNotFit, GemmBatch, GemmModel, GemmParams, config_occupancy,
-                                  l2_requests_per_k_step, simulate_batch, simulate_config, wrapped_row_share)
+                                  l2_requests_per_k_step, loop_instructions_per_step, mmas_per_step, simulate_batch,
+                                  simulate_config, specialization_problem, wrapped_row_share)
+from wavesim.resources import gemm_resources
 from wavetune.config import GemmProblem, LaunchConfig
 
 H200 = hwspecs.load_gpu("h200")
@@ -404,9 +406,6 @@ def test_mma_sync_ctas_sharing_a_hopper_sm_run_at_its_measured_rate():
     assert simulate_batch(b, replace(pa, mma_v2_sm_efficiency=0.9)).makespan_s[0] == simulate_batch(b, pa).makespan_s[0]
 
 
-@pytest.mark.xfail(strict=True, reason="known cost of IS2 (NOTES.md session 36): it counts the HMMAs' issue in the loop "
-                   "and in t_math, and the study's bisection runs to its bound 1.0; the prior stays MS1's 0.54, as rule "
-                   "IS2b decided; variant IS3 (branch variant/is3) re-measures it at 0.828")
 def test_the_mma_sync_sm_rate_is_the_one_its_study_measures():
     """The prior of mma_v2_sm_efficiency is what fit_mma_sync_sm_rate.py finds on the committed study (to 0.01)."""
     import subprocess
@@ -424,7 +423,8 @@ def test_the_mma_sync_sm_rate_is_the_one_its_study_measures():
 def test_the_loops_issue_adds_to_a_hopper_k_step_in_place_of_the_fitted_overhead():
     """IS2: on Hopper a CTA's K step on a full SM costs its loop's instructions x warps / 4 schedulers at one a clock on
     top of the math; the fitted per-step overhead stands for it only where the loop is unknown (loop_instructions 0:
-    no triton, or a GPU before sm_90, whose form is unchanged)."""
+    no triton, or a GPU before sm_90, whose form is unchanged). IS3: the loop's tensor-core instructions are not
+    counted again, t_math holds their issue."""
     from dataclasses import replace
 
     from wavesim.kernels.gemm import _priors, simulate_batch
@@ -433,6 +433,8 @@ def test_the_loops_issue_adds_to_a_hopper_k_step_in_place_of_the_fitted_overhead
     cfg = LaunchConfig.from_key("64x32x64_g8_w16_s3")
     b = GemmBatch.build(H200, "bf16", [8192], [8192], [4096], [cfg])
     assert b.loop_instructions[0] > 0
+    res = gemm_resources(cfg, "sm_90", "bf16", problem=specialization_problem(H200, 16, 16))
+    assert b.loop_instructions[0] == loop_instructions_per_step(H200, cfg, "bf16", res) - mmas_per_step(H200, cfg, "bf16")
     t = lambda b_, p_: simulate_batch(b_, p_).makespan_s[0]  # noqa: E731
     # known loop: the overhead does not act, a longer loop is slower by about its issue on a full machine
     assert t(b, replace(p, k_step_overhead_cycles=500.0)) == t(b, p)

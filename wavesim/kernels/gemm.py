@@ -17,7 +17,8 @@ Per CTA the model gives the engines (wavesim.engine):
             (variant MS1); for wgmma, t_frag its instructions' operand reads from shared memory (variant WS1)
   t_loop  = loop instructions per K step x warps / (sub-partitions x 1 instruction a clock): every warp issues the
             compiled loop body (read from the SASS: wavesim.resources' loop_instructions, over the K steps ptxas
-            unrolled into it) and that issue adds to the step on Hopper (variant IS2); the fitted k_step_overhead_cycles
+            unrolled into it) and that issue adds to the step on Hopper (variant IS2), less the tensor-core
+            instructions, whose issue t_math holds (variant IS3); the fitted k_step_overhead_cycles
             where the loop is unknown (no triton, AMD) or the GPU is older
             + tf32_b_element_cycles * BK*BN                    where tf32 wgmma needs B's tile copied transposed,
                                                                one element per lane (WGMMA_TRANSPOSABLE_DTYPES)
@@ -305,6 +306,13 @@ def loop_instructions_per_step(spec: GPUSpec, cfg: LaunchConfig, dtype: str, res
     return res.loop_instructions / max(1, round(res.loop_mmas / mmas_per_step(spec, cfg, dtype)))
 
 
+def loop_issue_per_step(spec: GPUSpec, cfg: LaunchConfig, dtype: str, res) -> float:
+    """Instructions each warp issues per K step besides its tensor-core ones, whose issue t_math already holds
+    (variant IS3); 0 where the loop is unknown."""
+    per_step = loop_instructions_per_step(spec, cfg, dtype, res)
+    return max(0.0, per_step - mmas_per_step(spec, cfg, dtype)) if per_step else 0.0
+
+
 def wgmma_warpgroups(cfg: LaunchConfig) -> tuple[int, int]:
     """Triton's warpgroup grid (along M, along N): warpgroups go along M first, one per 64 rows, then split N."""
     warpgroups, rows = cfg.num_warps // 4, max(1, cfg.BLOCK_M // WGMMA_M)
@@ -370,7 +378,8 @@ class GemmBatch:
     #                         0 elsewhere: wgmma's operand reads are counted apart, in workload_arrays)
     mma_copies: np.ndarray  # times an mma.sync CTA's warps compute each MMA (mma_v2_copies; 1 where smem_reads is 0)
     load_rounds: np.ndarray  # dependent global-load rounds per K step of the compiled loop (KernelResources)
-    loop_instructions: np.ndarray  # instructions each warp issues per K step (loop_instructions_per_step; 0: unknown)
+    loop_instructions: np.ndarray  # instructions each warp issues per K step besides its MMAs (loop_issue_per_step;
+    #                                0: unknown)
 
     @classmethod
     def build(cls, spec: GPUSpec, dtype: str, M, N, K, configs: list[LaunchConfig]) -> "GemmBatch":
@@ -390,7 +399,7 @@ class GemmBatch:
                 odd = " and ".join(n for n, u in (("K", a), ("N", b_)) if u)
                 kernel = f" (its kernel for {odd} not a multiple of {TRITON_DIVISIBILITY})" if odd else ""
                 raise ConfigDoesNotFit(f"config {c.key} does not fit on {spec.name}{kernel}: {occ.reason}")
-        loop = {k: loop_instructions_per_step(spec, k[0], dtype, res) for k, (_, res) in uniq.items()}
+        loop = {k: loop_issue_per_step(spec, k[0], dtype, res) for k, (_, res) in uniq.items()}
         col = lambda f: np.array([f(c) for c in configs], dtype=np.float64)  # noqa: E731
         wgmma = np.array([uses_wgmma(spec, c) for c in configs], dtype=bool)
         mma_v2 = ~wgmma & has_cp_async(spec)
@@ -642,9 +651,9 @@ def workload_arrays(b: GemmBatch, p: GemmParams) -> dict[str, np.ndarray]:
     warps = b.threads / spec.arch.warp_size
     t_math_own = t_math * subs / np.minimum(warps, subs)
     # Every warp issues the whole loop body each K step, one instruction a clock on its sub-partition, and the SM's four
-    # schedulers share a step's loop x warps instructions (the loop's length read from the SASS). On Hopper that issue
-    # adds to the SM-shared step (below), where the loop is known; elsewhere the fitted per-step overhead stands for it
-    # (variant IS2, NOTES.md session 36).
+    # schedulers share a step's loop x warps instructions (the loop's length read from the SASS, less its MMAs, which
+    # t_math holds). On Hopper that issue adds to the SM-shared step (below), where the loop is known; elsewhere the
+    # fitted per-step overhead stands for it (variants IS2 and IS3, NOTES.md sessions 36-37).
     t_issue = b.loop_instructions * warps / subs / WARP_ISSUE_PER_CLOCK / clock
     issue_known = (b.loop_instructions > 0) & (_arch_order(spec.arch.name) >= WGMMA_MIN_ARCH)
     t_loop = np.where(issue_known, t_issue, p.k_step_overhead_cycles / clock)
