@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import tempfile
 import time
@@ -146,9 +147,9 @@ def test_estimate_source_and_fields():
 
 def test_auto_falls_back_to_estimate_without_triton(monkeypatch):
     monkeypatch.setattr(oracle, "triton_version", lambda: None)
-    cfg = LaunchConfig(64, 32, 16, 8, 4, 2)  # BLOCK_K=16 is in no table
+    cfg = LaunchConfig(64, 32, 16, 8, 4, 7)  # 7 stages: in no table, the wide one included
     r = gemm_resources(cfg, "sm_90", "bf16")
-    assert r.source == "estimate" and r.smem_bytes == 2 * (64 * 16 + 16 * 32) * 2
+    assert r.source == "estimate" and r.smem_bytes == 7 * (64 * 16 + 16 * 32) * 2
     with pytest.raises(oracle.OracleUnavailable, match="triton"):
         gemm_resources(cfg, "sm_90", "bf16", source="oracle")
 
@@ -240,6 +241,50 @@ def test_build_tables_cli(monkeypatch, tmp_path):
     assert p.name == "gemm_triton-9.9.9-test_sm_87_fp16.json"
     assert t["n_ok"] == 8 and len(t["records"]) == 8 and len(calls) == 8
     assert "compile_s" not in next(iter(t["records"].values()))
+
+
+def test_wide_table_serves_other_group_m_and_dtypes_only_where_its_checks_found_none_that_differs(monkeypatch,
+                                                                                                 tmp_path):
+    """build_tables --wide compiles the blind sets' grid at GROUP_M 8 and a sample at the other GROUP_M values (and in
+    each --serve-dtype); the lookup reads another GROUP_M's or dtype's resources off the table only if no sampled one
+    differed."""
+    from tuner.space import wide_space
+    from wavesim.resources import build_tables
+
+    calls = []
+    _fake_oracle(monkeypatch, calls)
+    monkeypatch.setattr(res, "DATA_DIR", tmp_path)
+    monkeypatch.setattr(res, "TABLE_TRITON_VERSION", "9.9.9-test")
+    build = ["--arch", "sm_87", "--dtype", "bf16", "--wide", "--serve-dtype", "fp16", "--out-dir", str(tmp_path)]
+    path = tmp_path / "gemm_triton-9.9.9-test_sm_87_bf16_wide.json.gz"
+    assert build_tables.main(build) == 0
+    t = json.loads(gzip.decompress(path.read_bytes()))
+    n = len(wide_space())
+    assert len(t["records"]) == n and t["group_m"] == 8 and t["group_m_invariant"] is True
+    sample = t["group_m_check"]["sample"]
+    assert t["group_m_check"]["compiled"] == sample * 5 and t["fp16_check"]["compiled"] == sample
+    assert len(calls) == n + sample * 6 and t["serves_dtypes"] == ["fp16"]
+    assert table_archs() == []   # a wide table is not a main table
+    cfg = LaunchConfig(32, 256, 16, 3, 2, 6)         # GROUP_M 3: compiled by no one
+    monkeypatch.setattr(oracle, "triton_version", lambda: None)
+    clear_caches()
+    assert gemm_resources(cfg, "sm_87", "bf16").source == gemm_resources(cfg, "sm_87", "fp16").source == "table"
+    # a GROUP_M and a dtype that change the registers: the checks say so and the table serves its own keys only
+    monkeypatch.setattr(oracle, "triton_version", lambda: "9.9.9-test")
+    monkeypatch.setattr(oracle, "cache_root", lambda: tmp_path / "cache2")
+    real = oracle.compile_record
+    monkeypatch.setattr(oracle, "compile_record", lambda c, arch, dtype, *a: {
+        **real(c, arch, dtype, *a), "regs_per_thread": 70 + c.GROUP_M + (dtype == "fp16")})
+    build_tables.main(build)
+    t = json.loads(gzip.decompress(path.read_bytes()))
+    assert t["group_m_invariant"] is False and len(t["group_m_check"]["differ"]) == t["group_m_check"]["compiled"]
+    assert t["serves_dtypes"] == [] and len(t["fp16_check"]["differ"]) == sample
+    monkeypatch.setattr(oracle, "triton_version", lambda: None)
+    clear_caches()
+    assert gemm_resources(cfg, "sm_87", "bf16").source == "estimate"
+    g8 = LaunchConfig(32, 256, 16, 8, 2, 6)
+    assert gemm_resources(g8, "sm_87", "bf16").regs_per_thread == 78
+    assert gemm_resources(g8, "sm_87", "fp16").source == "estimate"
 
 
 def test_specialization_tag_for_unaligned_problems():
@@ -395,6 +440,31 @@ def test_loop_instructions_per_k_step_are_read_from_the_compiled_kernel():
         assert rec["loop_mmas"] == steps * mmas_per_step(spec, cfg, "bf16"), key
         res = gemm_resources(cfg, "sm_90", "bf16", source="oracle")
         assert loop_instructions_per_step(spec, cfg, "bf16", res) == rec["loop_instructions"] / steps, key
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_the_wide_tables_cover_the_wide_space(dtype):
+    """The committed sm_90 wide tables hold every config tuner.space.wide_space draws (rebuild them when it changes)
+    and were checked at every other GROUP_M of the blind sets on a sample, which no GROUP_M changed."""
+    from tuner.space import wide_space
+
+    doc = res._table_doc("sm_90", dtype, res.WIDE)
+    assert sorted(doc["records"]) == sorted(c.key for c in wide_space())
+    assert doc["group_m_invariant"] and doc["group_m_check"]["sample"] >= 100 and not doc["group_m_check"]["differ"]
+
+
+@pytest.mark.triton
+def test_the_wide_table_is_what_the_compiler_gives_at_any_group_m():
+    pytest.importorskip("triton")
+    import random
+
+    keys = sorted(k for k, r in res._table_doc("sm_90", "bf16", res.WIDE)["records"].items() if r["status"] == "ok")
+    for key in random.Random(38).sample(keys, 3):
+        cfg = LaunchConfig.from_key(key.replace("_g8_", "_g3_"))   # GROUP_M 3: neither the table's nor its check's
+        t = gemm_resources(cfg, "sm_90", "bf16", source="table")
+        o = gemm_resources(cfg, "sm_90", "bf16", source="oracle")
+        assert (t.regs_per_thread, t.spills, t.smem_bytes, t.load_rounds, t.loop_instructions, t.loop_mmas) == \
+            (o.regs_per_thread, o.spills, o.smem_bytes, o.load_rounds, o.loop_instructions, o.loop_mmas), key
 
 
 @pytest.mark.triton

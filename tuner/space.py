@@ -88,7 +88,36 @@ def unseen_space() -> list[LaunchConfig]:
     return [c for c in dict.fromkeys(cand) if c not in seen]
 
 
+# The power-of-two grid blind sets are drawn from (validation/scripts/make_blind_set.py) and the wide resource tables
+# hold (wavesim/resources/build_tables.py): every tile 16..256, K step 16..256, 1-16 warps, 1-6 stages.
+POW2_TILES = (16, 32, 64, 128, 256)
+K_TILES = (16, 32, 64, 128, 256)
+WARPS = (1, 2, 4, 8, 16)
+STAGES = (1, 2, 3, 4, 5, 6)
+MAX_ACCUMULATOR_PER_THREAD = 128  # fp32 accumulator elements per thread (BM x BN / threads), as broad_space
+
+
+def pipeline_smem_lower_bound(bm: int, bn: int, bk: int, stages: int, elem_bytes: int) -> int:
+    """Shared memory a config needs at least: Triton buffers num_stages - 1 stages of A and B tiles (at least one;
+    wgmma keeps all num_stages: wavesim/resources/estimate.py)."""
+    return max(stages - 1, 1) * (bm + bn) * bk * elem_bytes
+
+
+def wide_space(elem_bytes: int = 2) -> list[LaunchConfig]:
+    """The blind sets' grid at GROUP_M 8 (the resources of a 16-bit GEMM do not depend on GROUP_M: the wide tables'
+    evidence), less what cannot launch on any GPU of hwspecs (the largest opt-in shared memory per CTA) or holds more
+    accumulator than MAX_ACCUMULATOR_PER_THREAD."""
+    import hwspecs
+
+    smem = max(hwspecs.load_gpu(g).arch.smem_per_cta_optin_bytes for g in hwspecs.list_gpus())
+    return [LaunchConfig(bm, bn, bk, 8, w, st)
+            for bm, bn, bk, w, st in itertools.product(POW2_TILES, POW2_TILES, K_TILES, WARPS, STAGES)
+            if pipeline_smem_lower_bound(bm, bn, bk, st, elem_bytes) <= smem
+            and bm * bn <= MAX_ACCUMULATOR_PER_THREAD * 32 * w]
+
+
 NAMED_SPACES = {
+    "wide": wide_space,
     "unseen": unseen_space,
     "broad": broad_space,
     "wave-study": lambda: list(WAVE_STUDY),

@@ -31,14 +31,10 @@ from pathlib import Path
 import numpy as np
 
 import hwspecs
+from tuner.space import K_TILES, MAX_ACCUMULATOR_PER_THREAD, POW2_TILES, STAGES, WARPS, pipeline_smem_lower_bound
 
-POW2_TILES = (16, 32, 64, 128, 256)
-K_TILES = (16, 32, 64, 128, 256)
-WARPS = (1, 2, 4, 8, 16)
-STAGES = (1, 2, 3, 4, 5, 6)
 GROUPS = (1, 2, 4, 8, 16, 32)
 ELEMENT_BYTES = 2   # bf16
-MAX_ACCUMULATOR_REGS = 128  # fp32 accumulator elements per thread (BM x BN / threads)
 # (BM, BN, BK, warps, stages): the Hopper-era Triton matmul tutorial's autotuning list (python/tutorials/03-matrix-
 # multiplication.py, get_cuda_autotune_config; it launches all of them with GROUP_SIZE_M 8) and the three tiles of the
 # wave-study sweeps
@@ -76,10 +72,10 @@ def main() -> None:
         bm, bn, bk = (int(rng.choice(POW2_TILES)), int(rng.choice(POW2_TILES)), int(rng.choice(K_TILES)))
         c = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=int(rng.choice(GROUPS)), num_warps=int(rng.choice(warps)),
                  num_stages=int(rng.choice(stages)))
-        # Triton buffers num_stages - 1 stages of A and B tiles (at least one): skip what cannot fit an SM at all
-        if max(c["num_stages"] - 1, 1) * (bm + bn) * bk * ELEMENT_BYTES > smem:
+        # skip what cannot fit an SM at all
+        if pipeline_smem_lower_bound(bm, bn, bk, c["num_stages"], ELEMENT_BYTES) > smem:
             continue
-        if bm * bn > MAX_ACCUMULATOR_REGS * 32 * c["num_warps"]:
+        if bm * bn > MAX_ACCUMULATOR_PER_THREAD * 32 * c["num_warps"]:
             continue
         configs[tuple(c.values())] = c
     out = Path(a.out)

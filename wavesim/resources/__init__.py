@@ -10,7 +10,10 @@ Sources, in the order ``source="auto"`` tries them:
 
 1. ``"table"``: the committed tables ``wavesim/resources/data/gemm_triton-<ver>_<arch>_<dtype>.json``, built
    by ``python3 -m wavesim.resources.build_tables`` with the oracle for Triton 3.6.0 (the H200 image's
-   version) over the 186 configs of ``tuner.space.load_space("broad+wave-study+grouping")``.
+   version) over the 186 configs of ``tuner.space.load_space("broad+wave-study+grouping")``; then, for sm_90
+   bf16/fp16, the wide tables ``..._wide.json.gz`` (``build_tables --wide``): every config of the blind sets' grid
+   (``tuner.space.wide_space``: tiles 16..256, 1-16 warps, 1-6 stages), any GROUP_M (the build's sample showed
+   GROUP_M changes no resource), so that a machine without triton simulates those configs as compiled.
 2. ``"oracle"`` from the on-disk cache (``$WAVETUNE_CACHE_DIR`` or ``~/.cache/wavetune``), no compile.
 3. ``"oracle"``: compile for the target on this CPU (needs triton; ~0.3-1 s per config, then cached).
 4. ``"estimate"``: the analytical formula of :mod:`wavesim.resources.estimate` (no triton needed).
@@ -35,8 +38,9 @@ code: pass ``problem=`` (see :func:`gemm_resources`); the GEMM model does for N 
 from __future__ import annotations
 
 import functools
+import gzip
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,20 +84,45 @@ def _validate(arch: str, dtype: str) -> None:
     check_dtype(dtype)
 
 
+WIDE = "_wide"   # suffix of a wide table: the blind sets' grid (tuner.space.wide_space), one GROUP_M
+
+
 @functools.lru_cache(maxsize=None)
+def _table_doc(arch: str, dtype: str, suffix: str) -> dict[str, Any] | None:
+    p = DATA_DIR / f"gemm_triton-{TABLE_TRITON_VERSION}_{arch}_{dtype}{suffix}.json"
+    if p.exists():
+        return json.loads(p.read_text())
+    gz = p.with_suffix(".json.gz")
+    return json.loads(gzip.decompress(gz.read_bytes())) if gz.exists() else None
+
+
 def load_table(arch: str, dtype: str, spec: str = "") -> dict[str, dict[str, Any]] | None:
     """The committed table's records by config key, or None when no table ships for (arch, dtype, spec)."""
-    p = DATA_DIR / f"gemm_triton-{TABLE_TRITON_VERSION}_{arch}_{dtype}{spec}.json"
-    if not p.exists():
+    doc = _table_doc(arch, dtype, spec)
+    return None if doc is None else doc["records"]
+
+
+def wide_record(config: LaunchConfig, arch: str, dtype: str) -> dict[str, Any] | None:
+    """The config's record in the wide table of (arch, dtype), or of another dtype whose build found this one to
+    compile alike (``serves_dtypes``), if one ships: by its own key, or by its tile, warps and stages at the table's
+    GROUP_M where the build found GROUP_M to change no resource (``group_m_invariant``; each with the sample it
+    compiled to check it)."""
+    doc = _table_doc(arch, dtype, WIDE) or next(
+        (d for other in ("bf16", "fp16", "fp32") if (d := _table_doc(arch, other, WIDE)) and dtype in d.get("serves_dtypes", ())),
+        None)
+    if doc is None:
         return None
-    return json.loads(p.read_text())["records"]
+    rec = doc["records"].get(config.key)
+    if rec is None and doc.get("group_m_invariant"):
+        rec = doc["records"].get(replace(config, GROUP_M=doc["group_m"]).key)
+    return rec
 
 
 def table_archs() -> list[tuple[str, str]]:
     """(arch, dtype) pairs that have a committed table (of the default, 16-divisible specialization)."""
     out = []
     for p in sorted(DATA_DIR.glob(f"gemm_triton-{TABLE_TRITON_VERSION}_*.json")):
-        if "_spec" in p.stem:
+        if "_spec" in p.stem or p.stem.endswith(WIDE):
             continue
         arch, dtype = p.stem.split("_", 2)[2].rsplit("_", 1)
         out.append((arch, dtype))
@@ -123,6 +152,9 @@ def _resolve(config: LaunchConfig, arch: str, dtype: str, source: str,
         table = load_table(arch, dtype, spec)
         if table is not None and config.key in table:
             return _from_record(table[config.key], config, arch, dtype, "table")
+        wide = None if spec else wide_record(config, arch, dtype)
+        if wide is not None:
+            return _from_record(wide, config, arch, dtype, "table")
         if source == "table":
             where = (f"no table ships for this (arch, dtype{', ' + spec if spec else ''}); shipped: " + ", ".join(f"{a}/{d}" for a, d in table_archs())
                      if table is None else f"config {config.key} is not in the table's space")
@@ -197,4 +229,4 @@ def clear_caches() -> None:
     """Forget memoised lookups and loaded tables (tests; after rebuilding a table)."""
     _FRONT.clear()
     _resolve.cache_clear()
-    load_table.cache_clear()
+    _table_doc.cache_clear()
