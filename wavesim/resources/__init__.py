@@ -107,9 +107,8 @@ def wide_record(config: LaunchConfig, arch: str, dtype: str) -> dict[str, Any] |
     compile alike (``serves_dtypes``), if one ships: by its own key, or by its tile, warps and stages at the table's
     GROUP_M where the build found GROUP_M to change no resource (``group_m_invariant``; each with the sample it
     compiled to check it)."""
-    doc = _table_doc(arch, dtype, WIDE) or next(
-        (d for other in ("bf16", "fp16", "fp32") if (d := _table_doc(arch, other, WIDE)) and dtype in d.get("serves_dtypes", ())),
-        None)
+    others = (_table_doc(arch, d, WIDE) for d in ("bf16", "fp16", "fp32") if d != dtype)
+    doc = _table_doc(arch, dtype, WIDE) or next((d for d in others if d and dtype in d.get("serves_dtypes", ())), None)
     if doc is None:
         return None
     rec = doc["records"].get(config.key)

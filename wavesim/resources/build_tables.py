@@ -19,6 +19,7 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from wavesim.resources import WIDE
@@ -88,8 +89,6 @@ def sample_checks(arch: str, dtype: str, records: dict[str, dict], configs: list
                   serve_dtypes: tuple[str, ...] = (), *, jobs: int = 1, log=sys.stderr) -> dict:
     """Compile every SAMPLE_EVERY-th config at each of WIDE_GROUP_M, and in each of ``serve_dtypes``, and compare
     each with its record: the keys (and dtypes) whose resources differ."""
-    from dataclasses import replace
-
     sample = configs[::SAMPLE_EVERY]
     todo = [(replace(c, GROUP_M=g).key, arch, dtype, None) for c in sample for g in WIDE_GROUP_M if g != group_m]
     at_group_m = lambda k: replace(LaunchConfig.from_key(k), GROUP_M=group_m).key  # noqa: E731
