@@ -6,6 +6,7 @@ import gzip
 import json
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -274,7 +275,7 @@ def test_wide_table_serves_other_group_m_and_dtypes_only_where_its_checks_found_
     monkeypatch.setattr(oracle, "cache_root", lambda: tmp_path / "cache2")
     real = oracle.compile_record
     monkeypatch.setattr(oracle, "compile_record", lambda c, arch, dtype, *a: {
-        **real(c, arch, dtype, *a), "regs_per_thread": 70 + c.GROUP_M + (dtype == "fp16")})
+        **real(c, arch, dtype, *a), "regs_per_thread": 70 + c.GROUP_M + (dtype == "fp16"), "spills": 0})
     build_tables.main(build)
     t = json.loads(gzip.decompress(path.read_bytes()))
     assert t["group_m_invariant"] is False and len(t["group_m_check"]["differ"]) == t["group_m_check"]["compiled"]
@@ -285,6 +286,19 @@ def test_wide_table_serves_other_group_m_and_dtypes_only_where_its_checks_found_
     g8 = LaunchConfig(32, 256, 16, 8, 2, 6)
     assert gemm_resources(g8, "sm_87", "bf16").regs_per_thread == 78
     assert gemm_resources(g8, "sm_87", "fp16").source == "estimate"
+    # GROUP_M changes only kernels that spill (BLOCK_K 256 here): the table serves the others at any GROUP_M
+    monkeypatch.setattr(oracle, "triton_version", lambda: "9.9.9-test")
+    monkeypatch.setattr(oracle, "cache_root", lambda: tmp_path / "cache3")
+    spills = lambda c: 5 if c.BLOCK_K == 256 else 0  # noqa: E731
+    monkeypatch.setattr(oracle, "compile_record", lambda c, *a: {
+        **real(c, *a), "spills": spills(c), "regs_per_thread": 70 + (c.GROUP_M if spills(c) else 8)})
+    build_tables.main(build)
+    t = json.loads(gzip.decompress(path.read_bytes()))
+    assert t["group_m_invariant"] == "unless_spilling" and t["group_m_check"]["differ"]
+    monkeypatch.setattr(oracle, "triton_version", lambda: None)
+    clear_caches()
+    assert gemm_resources(cfg, "sm_87", "bf16").source == "table"
+    assert gemm_resources(LaunchConfig(32, 256, 256, 3, 8, 2), "sm_87", "bf16").source == "estimate"
 
 
 def test_specialization_tag_for_unaligned_problems():
@@ -442,15 +456,24 @@ def test_loop_instructions_per_k_step_are_read_from_the_compiled_kernel():
         assert loop_instructions_per_step(spec, cfg, "bf16", res) == rec["loop_instructions"] / steps, key
 
 
-@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
-def test_the_wide_tables_cover_the_wide_space(dtype):
-    """The committed sm_90 wide tables hold every config tuner.space.wide_space draws (rebuild them when it changes)
-    and were checked at every other GROUP_M of the blind sets on a sample, which no GROUP_M changed."""
+WIDE_TABLES = [("sm_90", "bf16"), ("sm_90", "fp16"), ("sm_100", "bf16"), ("sm_80", "bf16")]
+
+
+@pytest.mark.parametrize("arch, dtype", WIDE_TABLES)
+def test_the_wide_tables_cover_the_wide_space(arch, dtype):
+    """The committed wide tables hold every config tuner.space.wide_space draws (rebuild them when it changes) and were
+    checked at every other GROUP_M of the blind sets on a sample, which no GROUP_M changed; a bf16 table serves fp16
+    only where its sample compiled alike in fp16."""
     from tuner.space import wide_space
 
-    doc = res._table_doc("sm_90", dtype, res.WIDE)
+    doc = res._table_doc(arch, dtype, res.WIDE)
     assert sorted(doc["records"]) == sorted(c.key for c in wide_space())
-    assert doc["group_m_invariant"] and doc["group_m_check"]["sample"] >= 100 and not doc["group_m_check"]["differ"]
+    differ = doc["group_m_check"]["differ"]
+    assert doc["group_m_check"]["sample"] >= 100 and doc["group_m_invariant"] == (True if not differ else "unless_spilling")
+    assert all(doc["records"][replace(LaunchConfig.from_key(k), GROUP_M=doc["group_m"]).key]["spills"] for k in differ)
+    served = doc.get("serves_dtypes", [])
+    assert all(doc[f"{d}_check"]["compiled"] >= 100 and not doc[f"{d}_check"]["differ"] for d in served)
+    assert res._table_doc(arch, "fp16", res.WIDE) is not None or "fp16" in served
 
 
 @pytest.mark.triton

@@ -10,10 +10,11 @@ Sources, in the order ``source="auto"`` tries them:
 
 1. ``"table"``: the committed tables ``wavesim/resources/data/gemm_triton-<ver>_<arch>_<dtype>.json``, built
    by ``python3 -m wavesim.resources.build_tables`` with the oracle for Triton 3.6.0 (the H200 image's
-   version) over the 186 configs of ``tuner.space.load_space("broad+wave-study+grouping")``; then, for sm_90
-   bf16/fp16, the wide tables ``..._wide.json.gz`` (``build_tables --wide``): every config of the blind sets' grid
-   (``tuner.space.wide_space``: tiles 16..256, 1-16 warps, 1-6 stages), any GROUP_M (the build's sample showed
-   GROUP_M changes no resource), so that a machine without triton simulates those configs as compiled.
+   version) over the 186 configs of ``tuner.space.load_space("broad+wave-study+grouping")``; then the wide tables
+   ``..._wide.json.gz`` (``build_tables --wide``; sm_90 bf16 and fp16, sm_80 and sm_100 bf16 serving fp16): every
+   config of the blind sets' grid (``tuner.space.wide_space``: tiles 16..256, 1-16 warps, 1-6 stages), any GROUP_M
+   (each build's sample showed GROUP_M changes no resource), so that a machine without triton simulates those
+   configs as compiled.
 2. ``"oracle"`` from the on-disk cache (``$WAVETUNE_CACHE_DIR`` or ``~/.cache/wavetune``), no compile.
 3. ``"oracle"``: compile for the target on this CPU (needs triton; ~0.3-1 s per config, then cached).
 4. ``"estimate"``: the analytical formula of :mod:`wavesim.resources.estimate` (no triton needed).
@@ -105,8 +106,8 @@ def load_table(arch: str, dtype: str, spec: str = "") -> dict[str, dict[str, Any
 def wide_record(config: LaunchConfig, arch: str, dtype: str) -> dict[str, Any] | None:
     """The config's record in the wide table of (arch, dtype), or of another dtype whose build found this one to
     compile alike (``serves_dtypes``), if one ships: by its own key, or by its tile, warps and stages at the table's
-    GROUP_M where the build found GROUP_M to change no resource (``group_m_invariant``; each with the sample it
-    compiled to check it)."""
+    GROUP_M where the build found GROUP_M to change no resource (``group_m_invariant``; ``"unless_spilling"``: none
+    of a kernel that does not spill), each with the sample it compiled to check it."""
     others = (_table_doc(arch, d, WIDE) for d in ("bf16", "fp16", "fp32") if d != dtype)
     doc = _table_doc(arch, dtype, WIDE) or next((d for d in others if d and dtype in d.get("serves_dtypes", ())), None)
     if doc is None:
@@ -114,6 +115,8 @@ def wide_record(config: LaunchConfig, arch: str, dtype: str) -> dict[str, Any] |
     rec = doc["records"].get(config.key)
     if rec is None and doc.get("group_m_invariant"):
         rec = doc["records"].get(replace(config, GROUP_M=doc["group_m"]).key)
+        if rec is not None and doc["group_m_invariant"] == "unless_spilling" and rec.get("spills"):
+            return None
     return rec
 
 

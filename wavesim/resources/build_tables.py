@@ -7,7 +7,8 @@ included with their reason. Compiles go through the on-disk oracle cache, so an 
 ``--wide`` builds ``..._<arch>_<dtype>_wide.json.gz`` instead: every config of ``tuner.space.wide_space`` (the blind
 sets' grid at GROUP_M 8), so that a machine without triton reads the compiled resources of any config of that grid,
 and checks on a sample compiled at every other GROUP_M of the grid whether GROUP_M changes any resource; the table
-serves other GROUP_M values only where none did (``group_m_invariant``), and other dtypes (``--serve-dtype fp16``)
+serves other GROUP_M values only where none did (``group_m_invariant``; ``"unless_spilling"`` where only spilling
+kernels did: then for the kernels that do not spill), and other dtypes (``--serve-dtype fp16``)
 only where the sample compiled in them matched (``serves_dtypes``).
 """
 
@@ -136,7 +137,12 @@ def build_table(arch: str, dtype: str, configs: list[LaunchConfig], *, jobs: int
     if wide:
         (group_m,) = {c.GROUP_M for c in configs}
         checks = sample_checks(arch, dtype, table["records"], configs, group_m, serve_dtypes, jobs=jobs, log=log)
-        table.update(checks, group_m=group_m, group_m_invariant=not checks["group_m_check"]["differ"],
+        differ = checks["group_m_check"]["differ"]
+        # where GROUP_M changed only kernels that spill (pathological: 10-100x slower), it serves the others
+        spilling = all(table["records"][replace(LaunchConfig.from_key(k), GROUP_M=group_m).key].get("spills")
+                       for k in differ)
+        table.update(checks, group_m=group_m,
+                     group_m_invariant=True if not differ else "unless_spilling" if spilling else False,
                      serves_dtypes=[d for d in serve_dtypes if not checks[f"{d}_check"]["differ"]])
         table["generated_by"] += "".join(f" --serve-dtype {d}" for d in serve_dtypes)
     out_dir.mkdir(parents=True, exist_ok=True)
