@@ -456,7 +456,8 @@ def test_loop_instructions_per_k_step_are_read_from_the_compiled_kernel():
         assert loop_instructions_per_step(spec, cfg, "bf16", res) == rec["loop_instructions"] / steps, key
 
 
-WIDE_TABLES = [("sm_90", "bf16"), ("sm_90", "fp16"), ("sm_100", "bf16"), ("sm_80", "bf16")]
+WIDE_TABLES = [("sm_90", "bf16"), ("sm_90", "fp16"), ("sm_100", "bf16"), ("sm_80", "bf16"), ("sm_89", "bf16"),
+               ("sm_120", "bf16")]
 
 
 @pytest.mark.parametrize("arch, dtype", WIDE_TABLES)
