@@ -457,7 +457,7 @@ def test_loop_instructions_per_k_step_are_read_from_the_compiled_kernel():
 
 
 WIDE_TABLES = [("sm_90", "bf16"), ("sm_90", "fp16"), ("sm_100", "bf16"), ("sm_80", "bf16"), ("sm_89", "bf16"),
-               ("sm_120", "bf16")]
+               ("sm_120", "bf16"), ("sm_86", "bf16")]
 
 
 @pytest.mark.parametrize("arch, dtype", WIDE_TABLES)

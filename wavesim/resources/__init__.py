@@ -11,7 +11,7 @@ Sources, in the order ``source="auto"`` tries them:
 1. ``"table"``: the committed tables ``wavesim/resources/data/gemm_triton-<ver>_<arch>_<dtype>.json``, built
    by ``python3 -m wavesim.resources.build_tables`` with the oracle for Triton 3.6.0 (the H200 image's
    version) over the 186 configs of ``tuner.space.load_space("broad+wave-study+grouping")``; then the wide tables
-   ``..._wide.json.gz`` (``build_tables --wide``; sm_90 bf16 and fp16; sm_80, sm_89, sm_100 and sm_120 bf16 serving fp16): every
+   ``..._wide.json.gz`` (``build_tables --wide``; sm_90 bf16 and fp16; sm_80, sm_86, sm_89, sm_100 and sm_120 bf16 serving fp16): every
    config of the blind sets' grid (``tuner.space.wide_space``: tiles 16..256, 1-16 warps, 1-6 stages), any GROUP_M
    (each build's sample showed GROUP_M changes no resource), so that a machine without triton simulates those
    configs as compiled.

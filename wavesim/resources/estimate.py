@@ -54,7 +54,7 @@ These are in-sample (the constants are fitted on the same tables). Held out (60 
 space, compiled by the oracle): sm_90 bf16 mean |err| 13.7, 45/60 within +-16, 54/60 within +-32;
 sm_80 bf16 11.8, 47/60, 57/60; and the 2641 configs of the sm_90 bf16 wide table outside the space (every config of
 the blind sets' grid, compiled: ``build_tables --wide``) 11.1, 2104 within +-16, 2437 within +-32 (max 223), smem
-exact for 2423. (On sm_80, sm_89, sm_90, sm_100 and sm_120 the wide tables serve that grid, so the estimate acts only outside it.) Use the band when the estimate feeds occupancy: a 16-register error moves
+exact for 2423. (On sm_80, sm_86, sm_89, sm_90, sm_100 and sm_120 the wide tables serve that grid, so the estimate acts only outside it.) Use the band when the estimate feeds occupancy: a 16-register error moves
 CTAs/SM only near a register-limit boundary, but it does move it there.
 Spills: ptxas spills once the demand passes the 255-register cap, so the estimate is
 ``spills = max(0, round(raw - 255))`` (32-bit words per thread) where ``raw`` is the unclipped linear
