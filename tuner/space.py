@@ -104,8 +104,8 @@ def pipeline_smem_lower_bound(bm: int, bn: int, bk: int, stages: int, elem_bytes
 
 
 def wide_space(elem_bytes: int = 2) -> list[LaunchConfig]:
-    """The blind sets' grid at GROUP_M 8 (the resources of a 16-bit GEMM do not depend on GROUP_M: the wide tables'
-    evidence), less what cannot launch on any GPU of hwspecs (the largest opt-in shared memory per CTA) or holds more
+    """The blind sets' grid at GROUP_M 8 (the resources of a 16-bit GEMM do not depend on GROUP_M but for a kernel that
+    spills: the wide tables' samples), less what cannot launch on any GPU of hwspecs (the largest opt-in shared memory per CTA) or holds more
     accumulator than MAX_ACCUMULATOR_PER_THREAD."""
     import hwspecs
 

@@ -12,9 +12,9 @@ Sources, in the order ``source="auto"`` tries them:
    by ``python3 -m wavesim.resources.build_tables`` with the oracle for Triton 3.6.0 (the H200 image's
    version) over the 186 configs of ``tuner.space.load_space("broad+wave-study+grouping")``; then the wide tables
    ``..._wide.json.gz`` (``build_tables --wide``; sm_90 bf16 and fp16; sm_80, sm_86, sm_89, sm_100 and sm_120 bf16 serving fp16): every
-   config of the blind sets' grid (``tuner.space.wide_space``: tiles 16..256, 1-16 warps, 1-6 stages), any GROUP_M
-   (each build's sample showed GROUP_M changes no resource), so that a machine without triton simulates those
-   configs as compiled.
+   config of the blind sets' grid (``tuner.space.wide_space``: tiles 16..256, 1-16 warps, 1-6 stages), at any GROUP_M
+   where each build's sample showed GROUP_M to change no resource (on sm_80 and sm_120: none but of a kernel that
+   spills), so that a machine without triton simulates those configs as compiled.
 2. ``"oracle"`` from the on-disk cache (``$WAVETUNE_CACHE_DIR`` or ``~/.cache/wavetune``), no compile.
 3. ``"oracle"``: compile for the target on this CPU (needs triton; ~0.3-1 s per config, then cached).
 4. ``"estimate"``: the analytical formula of :mod:`wavesim.resources.estimate` (no triton needed).
@@ -124,7 +124,7 @@ def table_archs() -> list[tuple[str, str]]:
     """(arch, dtype) pairs that have a committed table (of the default, 16-divisible specialization)."""
     out = []
     for p in sorted(DATA_DIR.glob(f"gemm_triton-{TABLE_TRITON_VERSION}_*.json")):
-        if "_spec" in p.stem or p.stem.endswith(WIDE):
+        if "_spec" in p.stem:   # (wide tables are .json.gz: not globbed)
             continue
         arch, dtype = p.stem.split("_", 2)[2].rsplit("_", 1)
         out.append((arch, dtype))

@@ -20,8 +20,10 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 from wavesim.resources import WIDE
 from wavetune.config import LaunchConfig
@@ -56,24 +58,12 @@ SAMPLE_EVERY = 25
 def _compile_all(todo: list, jobs: int, label: str, log) -> dict[str, dict]:
     t0 = time.time()
     recs = {}
-    with ProcessPoolExecutor(jobs) if jobs > 1 else _Serial() as ex:
+    with ProcessPoolExecutor(jobs) if jobs > 1 else nullcontext(SimpleNamespace(map=map)) as ex:
         for i, rec in enumerate(ex.map(_one, todo), 1):
             recs[rec["config"]] = rec
             if i % 10 == 0:
                 print(f"[{label}] {i}/{len(todo)} {time.time() - t0:.0f}s", file=log, flush=True)
     return recs
-
-
-class _Serial:
-    """ProcessPoolExecutor's map in this process (jobs 1)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    map = staticmethod(map)
 
 
 def _table_fields(rec: dict) -> dict:
