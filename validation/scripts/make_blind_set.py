@@ -14,6 +14,11 @@ warps and stages no fitted space holds (session 33: 1 and 16 warps, one stage):
     PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 44 --configs 80 --shapes 24 \
         --warps 1,1,2,4,8,16,16 --stages 1,1,2,3,4,5,6 --out validation/data/h200/fresh44
 
+--max-m draws M from a narrower range (a decode set, session 39: M 1..64):
+
+    PYTHONPATH=. python3 validation/scripts/make_blind_set.py --seed 61 --configs 80 --shapes 24 --max-m 64 \
+        --out validation/data/h200/fresh61
+
 With --group-m-siblings the configs are instead every tile of SIBLING_TILES at each GROUP_M of SIBLING_GROUPS (configs
 that differ only in the launch order), and the shapes are aligned with M from --min-m up (a GROUP_M set: session 29):
 
@@ -54,6 +59,7 @@ def main() -> None:
     ap.add_argument("--group-m-siblings", action="store_true",
                     help="configs: SIBLING_TILES x SIBLING_GROUPS; shapes: aligned, M from --min-m")
     ap.add_argument("--min-m", type=int, default=1, help="smallest M of the log-uniform draw")
+    ap.add_argument("--max-m", type=int, default=8192, help="largest M of the log-uniform draw (a decode set: 64)")
     ap.add_argument("--warps", default=",".join(map(str, WARPS)),
                     help="num_warps values drawn from, comma-separated; a value given twice is drawn twice as often")
     ap.add_argument("--stages", default=",".join(map(str, STAGES)), help="num_stages values drawn from, likewise")
@@ -83,7 +89,7 @@ def main() -> None:
     (out / "blind_configs.jsonl").write_text("".join(json.dumps(c) + "\n" for c in configs.values()))
     shapes = []
     for i in range(a.shapes):
-        M = max(1, round(math.exp(rng.uniform(math.log(a.min_m), math.log(8192)))))
+        M = max(1, round(math.exp(rng.uniform(math.log(a.min_m), math.log(a.max_m)))))
         N, K = (64 * max(8, round(math.exp(rng.uniform(math.log(512), math.log(16384))) / 64)) for _ in range(2))
         if i == a.shapes - 1 and not a.group_m_siblings:
             N += int(rng.integers(1, 16))   # one shape Triton compiles unaligned
